@@ -1,0 +1,100 @@
+package cluster
+
+import "github.com/hashicorp/raft"
+
+// NodeStatus is one node of GET /admin/v1/cluster.
+type NodeStatus struct {
+	NodeID     string `json:"node_id"`
+	HTTPAddr   string `json:"http_addr"`
+	RaftAddr   string `json:"raft_addr"`
+	GossipAddr string `json:"gossip_addr"`
+	Status     string `json:"status"`
+}
+
+// GroupStatus is one data group of GET /admin/v1/cluster.
+type GroupStatus struct {
+	GroupID      uint32   `json:"group_id"`
+	LeaderNodeID *string  `json:"leader_node_id"`
+	Replicas     []string `json:"replicas"`
+	AppliedIndex uint64   `json:"applied_index"`
+}
+
+// MetaStatus is the meta group of GET /admin/v1/cluster.
+type MetaStatus struct {
+	LeaderNodeID *string  `json:"leader_node_id"`
+	Voters       []string `json:"voters"`
+}
+
+// AdminStatus is the body of GET /admin/v1/cluster (operator.md §3).
+type AdminStatus struct {
+	Nodes  []NodeStatus  `json:"nodes"`
+	Meta   MetaStatus    `json:"meta"`
+	Groups []GroupStatus `json:"groups"`
+}
+
+// Status summarises health for the readiness probe and the admin API.
+type Status struct {
+	MetaLeader       bool
+	Groups           int
+	GroupsWithLeader int
+	Admin            AdminStatus
+}
+
+// Placement is the body of GET /admin/v1/placement.
+type Placement struct {
+	Tenant       string   `json:"tenant"`
+	GroupID      uint32   `json:"group_id"`
+	LeaderNodeID *string  `json:"leader_node_id"`
+	Replicas     []string `json:"replicas"`
+}
+
+func leaderOf(r *raft.Raft) *string {
+	_, id := r.LeaderWithID()
+	if id == "" {
+		return nil
+	}
+	s := string(id)
+	return &s
+}
+
+func replicasOf(r *raft.Raft) []string {
+	out := []string{}
+	f := r.GetConfiguration()
+	if f.Error() != nil {
+		return out
+	}
+	for _, s := range f.Configuration().Servers {
+		if s.Suffrage == raft.Voter {
+			out = append(out, string(s.ID))
+		}
+	}
+	return out
+}
+
+// Status reports this node's view of the cluster.
+func (c *Cluster) Status() Status {
+	st := Status{Groups: c.info.Groups}
+	st.Admin.Nodes = []NodeStatus{{NodeID: c.cfg.NodeID, HTTPAddr: c.cfg.HTTPAddr, RaftAddr: c.node.Addr(),
+		GossipAddr: c.cfg.GossipAddr, Status: "alive"}}
+	mr := c.metaG.Raft()
+	st.Admin.Meta = MetaStatus{LeaderNodeID: leaderOf(mr), Voters: replicasOf(mr)}
+	st.MetaLeader = st.Admin.Meta.LeaderNodeID != nil
+	st.Admin.Groups = make([]GroupStatus, 0, c.info.Groups)
+	for g := 1; g <= c.info.Groups; g++ {
+		r := c.groups[g].Raft()
+		gs := GroupStatus{GroupID: uint32(g), LeaderNodeID: leaderOf(r), Replicas: replicasOf(r),
+			AppliedIndex: c.groups[g].AppliedIndex()}
+		if gs.LeaderNodeID != nil {
+			st.GroupsWithLeader++
+		}
+		st.Admin.Groups = append(st.Admin.Groups, gs)
+	}
+	return st
+}
+
+// Placement tells where a tenant lives.
+func (c *Cluster) Placement(tenant string) Placement {
+	g := c.GroupOf(tenant)
+	r := c.groups[g].Raft()
+	return Placement{Tenant: tenant, GroupID: g, LeaderNodeID: leaderOf(r), Replicas: replicasOf(r)}
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+)
+
+// serveConfig is every flag of `hebb serve` (operator.md §2).
+type serveConfig struct {
+	DataDir             string
+	HTTPAddr            string
+	NodeID              string
+	RaftAddr            string
+	GossipAddr          string
+	Join                string
+	Groups              int
+	Replicas            int
+	AdminToken          string
+	EnableReset         bool
+	EnableConsolidation bool
+	Embedder            string
+	EmbedderURL         string
+	EmbedderModel       string
+	DailyQueryQuota     int64
+	AtomLimit           int64
+	MetricsAddr         string
+	ChatAddr            string
+	ChatServiceToken    string
+	SMTPURL             string
+	MailFrom            string
+	PublicURL           string
+}
+
+func (c *serveConfig) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.DataDir, "data-dir", "./data", "Raft logs, snapshots, vault key file")
+	fs.StringVar(&c.HTTPAddr, "http-addr", "127.0.0.1:8080", "REST listener; the REST base is http://<addr>/api/v1")
+	fs.StringVar(&c.NodeID, "node-id", "", "stable node identity (default: derived from the data dir and persisted)")
+	fs.StringVar(&c.RaftAddr, "raft-addr", "127.0.0.1:7000", "one listener for every Raft group and node-to-node RPC")
+	fs.StringVar(&c.GossipAddr, "gossip-addr", "127.0.0.1:7946", "memberlist bind address")
+	fs.StringVar(&c.Join, "join", "", "comma-separated gossip addresses of existing nodes")
+	fs.IntVar(&c.Groups, "groups", 8, "number of data Raft groups, fixed at cluster creation")
+	fs.IntVar(&c.Replicas, "replicas", 3, "voters per group, capped by the number of live nodes")
+	fs.StringVar(&c.AdminToken, "admin-token", "", "enables /admin/v1 with header X-Admin-Token")
+	fs.BoolVar(&c.EnableReset, "enable-reset", false, "allow DELETE /memory/reset (refused with more than one org)")
+	fs.BoolVar(&c.EnableConsolidation, "enable-consolidation", false, "run POST /memory/consolidate instead of answering 503")
+	fs.StringVar(&c.Embedder, "embedder", "builtin", "builtin, hash or http")
+	fs.StringVar(&c.EmbedderURL, "embedder-url", "", "base URL of an OpenAI-compatible /v1/embeddings (embedder http)")
+	fs.StringVar(&c.EmbedderModel, "embedder-model", "", "model name for the http embedder")
+	fs.Int64Var(&c.DailyQueryQuota, "daily-query-quota", 1000, "per-account queries per day; 0 = unlimited")
+	fs.Int64Var(&c.AtomLimit, "atom-limit", 0, "per-account total_atoms limit; 0 = unlimited")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "separate listener for /metrics (default: on --http-addr)")
+	fs.StringVar(&c.ChatAddr, "chat-addr", "127.0.0.1:8090", "the persistence API (chat-room surface)")
+	fs.StringVar(&c.ChatServiceToken, "chat-service-token", "", "service token of the persistence API's /internal routes")
+	fs.StringVar(&c.SMTPURL, "smtp-url", "", "mail for console invitations (smtp://user:pass@host:port)")
+	fs.StringVar(&c.MailFrom, "mail-from", "", "sender address of console invitations")
+	fs.StringVar(&c.PublicURL, "public-url", "", "how clients reach this node (default http://<http-addr>)")
+}
+
+// applyEnv fills every flag not given on the command line from
+// HEBB_<FLAG_IN_UPPER_SNAKE>; flags win.
+func applyEnv(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
+		env := "HEBB_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("invalid %s=%q: %w", env, v, e)
+			}
+		}
+	})
+	return err
+}
+
+func (c *serveConfig) joinAddrs() []string {
+	var out []string
+	for _, a := range strings.Split(c.Join, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return out
+}

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `hebb: a persistent memory store for AI agents
+
+Usage:
+  hebb serve [flags]    run a node (see hebb serve -h)
+  hebb version          print the version
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2:])
+	case "version", "--version", "-v":
+		fmt.Println("hebb", version)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "hebb: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hebb:", err)
+		os.Exit(1)
+	}
+}

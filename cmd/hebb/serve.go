@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/hebbdb/hebb/cluster"
+	"github.com/hebbdb/hebb/router"
+	"github.com/hebbdb/hebb/router/embedder"
+)
+
+const version = router.Version
+
+func serve(args []string) error {
+	var cfg serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg.flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := applyEnv(fs); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	emb, err := embedder.New(cfg.Embedder)
+	if err != nil {
+		return fmt.Errorf("cannot start embedder: %w", err)
+	}
+	if cfg.PublicURL == "" {
+		cfg.PublicURL = "http://" + cfg.HTTPAddr
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("cannot listen on --http-addr: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl, err := cluster.Start(ctx, cluster.Config{
+		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, GossipAddr: cfg.GossipAddr,
+		HTTPAddr: cfg.HTTPAddr, Join: cfg.joinAddrs(), Groups: cfg.Groups, Replicas: cfg.Replicas,
+		Embedder: emb.Name(), Dim: emb.Dim(), Logger: log,
+	})
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	if err := checkBoot(ctx, &cfg, cl); err != nil {
+		_ = ln.Close()
+		_ = cl.Close()
+		return err
+	}
+	srv := router.New(router.Config{
+		PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, EnableReset: cfg.EnableReset,
+		EnableConsolidation: cfg.EnableConsolidation, Logger: log,
+		DefaultPlan: cluster.Plan{DailyQueryQuota: cfg.DailyQueryQuota, AtomLimit: cfg.AtomLimit},
+	}, cl, emb)
+	return run(srv, cl, ln, log, &cfg)
+}
+
+// checkBoot refuses an unsafe reset flag and bootstraps the first org.
+func checkBoot(ctx context.Context, cfg *serveConfig, cl *cluster.Cluster) error {
+	if cl.Meta().OrgCount() == 0 {
+		key := os.Getenv("HEBB_BOOTSTRAP_API_KEY")
+		if key != "" {
+			if err := cluster.CheckKeyFormat(key); err != nil {
+				return fmt.Errorf("HEBB_BOOTSTRAP_API_KEY must look like mk_live_ followed by at least 24 URL-safe characters: %w", err)
+			}
+		}
+		_, raw, _, err := router.CreateOrg(ctx, cl, "default", key)
+		if err != nil {
+			return fmt.Errorf("cannot create the default org: %w", err)
+		}
+		if key == "" {
+			fmt.Printf("hebb: first start: API key of the default org (shown once, keep it):\n\n    %s\n\n", raw)
+		}
+	}
+	if cfg.EnableReset && cl.Meta().OrgCount() > 1 {
+		return errors.New("--enable-reset is refused: this deployment has more than one org (reset would wipe every tenant); start without --enable-reset")
+	}
+	return nil
+}
+
+func run(srv *router.Server, cl *cluster.Cluster, ln net.Listener, log *slog.Logger, cfg *serveConfig) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("hebb serving", "rest", "http://"+ln.Addr().String()+"/api/v1", "node", cl.NodeID(),
+		"raft", cfg.RaftAddr, "groups", cl.Info().Groups, "embedder", cl.Info().Embedder, "data_dir", cfg.DataDir)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	var serveErr error
+	select {
+	case s := <-sigs:
+		log.Info("stopping", "signal", s.String())
+	case serveErr = <-errc:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Warn("http shutdown", "err", err)
+	}
+	if err := cl.Close(); err != nil {
+		return fmt.Errorf("cannot close raft cleanly: %w", err)
+	}
+	log.Info("stopped")
+	return serveErr
+}

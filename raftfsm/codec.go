@@ -1,0 +1,190 @@
+package raftfsm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// enc appends a compact binary encoding. It is used for commands and
+// snapshots alike, so both are deterministic byte for byte.
+type enc struct{ b []byte }
+
+func (e *enc) u8(v uint8)      { e.b = append(e.b, v) }
+func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *enc) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *enc) f64(v float64)    { e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(v)) }
+func (e *enc) str(s string)     { e.uvarint(uint64(len(s))); e.b = append(e.b, s...) }
+func (e *enc) bytes(p []byte)   { e.uvarint(uint64(len(p))); e.b = append(e.b, p...) }
+func (e *enc) id(id ID)         { e.b = append(e.b, id[:]...) }
+
+func (e *enc) bool(v bool) {
+	if v {
+		e.u8(1)
+		return
+	}
+	e.u8(0)
+}
+
+func (e *enc) strs(s []string) {
+	e.uvarint(uint64(len(s)))
+	for _, v := range s {
+		e.str(v)
+	}
+}
+
+func (e *enc) ids(ids []ID) {
+	e.uvarint(uint64(len(ids)))
+	for _, id := range ids {
+		e.id(id)
+	}
+}
+
+func (e *enc) f32s(v []float32) {
+	e.uvarint(uint64(len(v)))
+	for _, f := range v {
+		e.b = binary.LittleEndian.AppendUint32(e.b, math.Float32bits(f))
+	}
+}
+
+// dec reads what enc wrote. The first failure is kept in err and every later
+// read returns zero values, so decoders check err once at the end.
+type dec struct {
+	b   []byte
+	err error
+}
+
+func (d *dec) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("raftfsm: truncated or corrupt %s", what)
+	}
+	d.b = nil
+}
+
+func (d *dec) u8() uint8 {
+	if len(d.b) < 1 {
+		d.fail("byte")
+		return 0
+	}
+	v := d.b[0]
+	d.b = d.b[1:]
+	return v
+}
+
+func (d *dec) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail("uvarint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail("varint")
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *dec) f64() float64 {
+	if len(d.b) < 8 {
+		d.fail("float64")
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(d.b))
+	d.b = d.b[8:]
+	return v
+}
+
+func (d *dec) n(max int) int {
+	v := d.uvarint()
+	if v > uint64(max) {
+		d.fail("length")
+		return 0
+	}
+	return int(v)
+}
+
+// count reads a length prefix of elements that take at least size bytes
+// each, and fails unless that many fit in what is left after the prefix.
+func (d *dec) count(size int) int {
+	v := d.uvarint()
+	if v > uint64(len(d.b)/size) {
+		d.fail("length")
+		return 0
+	}
+	return int(v)
+}
+
+func (d *dec) str() string {
+	n := d.count(1)
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *dec) bytes() []byte {
+	n := d.count(1)
+	if n == 0 {
+		return nil
+	}
+	p := make([]byte, n)
+	copy(p, d.b[:n])
+	d.b = d.b[n:]
+	return p
+}
+
+func (d *dec) id() ID {
+	var id ID
+	if len(d.b) < 16 {
+		d.fail("id")
+		return id
+	}
+	copy(id[:], d.b[:16])
+	d.b = d.b[16:]
+	return id
+}
+
+func (d *dec) bool() bool { return d.u8() == 1 }
+
+func (d *dec) strs() []string {
+	n := d.count(1)
+	if n == 0 {
+		return nil
+	}
+	s := make([]string, n)
+	for i := range s {
+		s[i] = d.str()
+	}
+	return s
+}
+
+func (d *dec) ids() []ID {
+	n := d.count(16)
+	if n == 0 {
+		return nil
+	}
+	ids := make([]ID, n)
+	for i := range ids {
+		ids[i] = d.id()
+	}
+	return ids
+}
+
+func (d *dec) f32s() []float32 {
+	n := d.count(4)
+	if n == 0 {
+		return nil
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.b[i*4:]))
+	}
+	d.b = d.b[n*4:]
+	return v
+}

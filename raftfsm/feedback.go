@@ -1,0 +1,64 @@
+package raftfsm
+
+// Feedback constants (DESIGN.md §4).
+const (
+	valenceRate = 0.3 // Rescorla-Wagner λ
+)
+
+func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
+	t := f.tenants[c.Tenant]
+	res := &FeedbackResult{}
+	if t == nil {
+		return res
+	}
+	outcome := clamp(c.Outcome, -1, 1)
+	touched := make(map[*Edge]bool)
+	sum := 0.0
+	seen := make(map[ID]bool, len(c.IDs))
+	for _, id := range c.IDs {
+		a := t.atoms[id]
+		if a == nil || a.Type == Secret || seen[id] {
+			continue
+		}
+		seen[id] = true
+		// float64() rounds the product: no FMA fusion, same bits everywhere.
+		a.Valence = clamp(a.Valence+float64(valenceRate*(outcome-a.Valence)), -1, 1)
+		res.Updated++
+		sum += a.Valence
+		eta := feedbackEta * abs(outcome)
+		for _, ac := range union(a.Concepts, c.Concepts) {
+			for _, qc := range c.QueryConcepts {
+				if e := t.edges.touch(ac, qc, eta, outcome, true, c.At); e != nil {
+					touched[e] = true
+				}
+			}
+		}
+	}
+	if res.Updated > 0 {
+		res.AvgValence = sum / float64(res.Updated)
+	}
+	res.CoactivationEdges = len(touched)
+	return res
+}
+
+func union(a, b []string) []string {
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]string, 0, len(a)+len(b))
+	seen := make(map[string]bool, len(a)+len(b))
+	for _, s := range append(append([]string{}, a...), b...) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func abs(v float64) float64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}

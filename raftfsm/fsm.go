@@ -1,0 +1,70 @@
+package raftfsm
+
+import (
+	"sync"
+)
+
+// FSM is the state machine of one data group. Apply and Restore take the
+// write lock; every read method takes the read lock.
+type FSM struct {
+	mu      sync.RWMutex
+	dim     int
+	tenants map[string]*tenant
+}
+
+// New returns an empty state machine for vectors of dimension dim.
+func New(dim int) *FSM {
+	return &FSM{dim: dim, tenants: make(map[string]*tenant)}
+}
+
+// Dim is the vector dimension of the group.
+func (f *FSM) Dim() int { return f.dim }
+
+// Apply applies one command and returns its result (see the result types in
+// commands.go). It panics on an undecodable command.
+func (f *FSM) Apply(_ uint64, cmd []byte) any {
+	c := decodeCommand(cmd)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch c := c.(type) {
+	case *WriteCmd:
+		return f.applyWrite(c)
+	case *TouchCmd:
+		f.applyTouch(c)
+		return nil
+	case *FeedbackCmd:
+		return f.applyFeedback(c)
+	case *DeleteAtomCmd:
+		return f.applyDeleteAtom(c)
+	case *DeleteDomainCmd:
+		return f.applyDeleteDomain(c)
+	case *ResetCmd:
+		f.tenants = make(map[string]*tenant)
+		return nil
+	}
+	panic("raftfsm: command without an apply function")
+}
+
+func (f *FSM) tenantFor(id string) *tenant {
+	t := f.tenants[id]
+	if t == nil {
+		t = newTenant(id)
+		f.tenants[id] = t
+	}
+	return t
+}
+
+func (f *FSM) applyTouch(c *TouchCmd) {
+	t := f.tenants[c.Tenant]
+	if t == nil {
+		return
+	}
+	for _, id := range c.IDs {
+		if a := t.atoms[id]; a != nil {
+			a.AccessCount++
+			if c.At > a.LastAccessedAt {
+				a.LastAccessedAt = c.At
+			}
+		}
+	}
+}

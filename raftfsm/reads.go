@@ -1,0 +1,142 @@
+package raftfsm
+
+import (
+	"sort"
+)
+
+// Get returns a copy of a non-secret atom of the tenant.
+func (f *FSM) Get(tenantID string, id ID) (Atom, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if t := f.tenants[tenantID]; t != nil {
+		if a := t.atoms[id]; a != nil && a.Type != Secret {
+			return *a, true
+		}
+	}
+	return Atom{}, false
+}
+
+// GetByExternalRef returns a copy of the non-secret atom with that ref.
+func (f *FSM) GetByExternalRef(tenantID, ref string) (Atom, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if t := f.tenants[tenantID]; t != nil {
+		if a := t.extRefs[ref]; a != nil && a.Type != Secret {
+			return *a, true
+		}
+	}
+	return Atom{}, false
+}
+
+// Stats are the tenant's counters (interface §2.9).
+type Stats struct {
+	TotalAtoms           int
+	Episodes             int
+	Prototypes           int
+	Singletons           int
+	HebbianEdges         int
+	EpisodicFingerprints int
+	Domains              []string
+	AvgValence           float64
+	AvgImportance        float64
+}
+
+// Stats computes the tenant's statistics; secrets are excluded.
+func (f *FSM) Stats(tenantID string) Stats {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	st := Stats{Domains: []string{}}
+	t := f.tenants[tenantID]
+	if t == nil {
+		return st
+	}
+	var sumV, sumI float64
+	prints := make(map[string]bool)
+	for _, a := range t.feed {
+		switch a.Type {
+		case Secret:
+			continue
+		case Prototype:
+			st.Prototypes++
+		case Singleton:
+			st.Singletons++
+		default:
+			st.Episodes++
+		}
+		st.TotalAtoms++
+		sumV += a.Valence
+		sumI += a.Importance
+		if a.Fingerprint != "" {
+			prints[a.Fingerprint] = true
+		}
+	}
+	if st.TotalAtoms > 0 {
+		st.AvgValence = sumV / float64(st.TotalAtoms)
+		st.AvgImportance = sumI / float64(st.TotalAtoms)
+	}
+	st.HebbianEdges = t.edges.count
+	st.EpisodicFingerprints = len(prints)
+	st.Domains = t.sortedDomains()
+	return st
+}
+
+// AtomCount returns the tenant's total_atoms (every non-secret revision).
+func (f *FSM) AtomCount(tenantID string) int {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	t := f.tenants[tenantID]
+	if t == nil {
+		return 0
+	}
+	n := len(t.atoms)
+	for _, d := range t.domains {
+		n -= d.secrets
+	}
+	return n
+}
+
+// Domains returns the tenant's active domains, sorted.
+func (f *FSM) Domains(tenantID string) []string {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if t := f.tenants[tenantID]; t != nil {
+		return t.sortedDomains()
+	}
+	return []string{}
+}
+
+// Cursor is a position in a tenant's feed: the (created_at, id) of the last
+// item returned.
+type Cursor struct {
+	CreatedAt int64
+	ID        ID
+}
+
+// ExportPage returns up to limit atoms (secrets included) in feed order
+// after the cursor (nil: from the start), and the cursor of the last one.
+func (f *FSM) ExportPage(tenantID string, after *Cursor, limit int) ([]Atom, *Cursor) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	t := f.tenants[tenantID]
+	if t == nil {
+		return nil, nil
+	}
+	i := 0
+	if after != nil {
+		key := &Atom{CreatedAt: after.CreatedAt, ID: after.ID}
+		i = sort.Search(len(t.feed), func(i int) bool { return feedLess(key, t.feed[i]) })
+	}
+	end := i + limit
+	if end > len(t.feed) {
+		end = len(t.feed)
+	}
+	out := make([]Atom, 0, end-i)
+	for _, a := range t.feed[i:end] {
+		out = append(out, *a)
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	last := out[len(out)-1]
+	return out, &Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
+}

@@ -1,0 +1,424 @@
+package raftfsm
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/hebbdb/hebb/vecmath"
+)
+
+// Search constants (DESIGN.md §4).
+const (
+	Alpha            = 0.25 // valence modulation: relevance = score·(1 + α·v)
+	minEdgeWeight    = 0.1  // associations weaker than this do not expand
+	conceptFloor     = 0.35 // concept_scoped score = floor + span·(share of query concepts matched)
+	conceptSpan      = 0.4
+	mmrPool          = 200 // candidates considered by diversity selection
+	tipSearchDepth   = 32  // fingerprint tip search depth (interface §8)
+	maxPostingsRead  = 20000
+	maxExpandPerSeed = 8
+	maxExpanded      = 32
+)
+
+// Retrieval stages reported in MemoryItem.source.
+const (
+	SourceSemantic = "semantic"
+	SourceConcept  = "concept_scoped"
+	SourceHebbian  = "hebbian_retrieval"
+	SourceEpisodic = "episodic"
+)
+
+// AuthorFilter narrows room reads to atoms of one author (interface §4.4).
+type AuthorFilter struct {
+	Principal, Agent, ClientEnv *string
+	IsExternal                  *bool
+}
+
+// ReadRequest is one search inside a tenant, fully prepared by the router.
+type ReadRequest struct {
+	Tenant              string
+	Vector              []float32
+	Concepts            []string // concept keys to match (query concepts and hints)
+	Domains             []string // nil: every domain of the tenant
+	TopK                int
+	MinRelevance        float64
+	IncludeAssociations bool
+	IncludeHistory      bool
+	HideReplaced        bool
+	Diversity           float64
+	Fingerprint         string
+	Filter              []Condition
+	Author              AuthorFilter
+}
+
+// Item is one search result: a copy of the atom and its scores.
+type Item struct {
+	Atom       Atom
+	Relevance  float64
+	Similarity float64
+	Source     string
+}
+
+// ReadResult is the answer of Read.
+type ReadResult struct {
+	Items       []Item
+	EpisodicHit bool
+	Expanded    []string // expanded concepts, strongest first (query concepts excluded)
+	Diversified bool // diversity selection ran
+	DiversityMs float64
+	Roundtrips  int
+	Touch       []ID // atoms whose access counts the read should bump
+}
+
+type candidate struct {
+	a      *Atom
+	vec    []float32
+	sim    float64
+	rel    float64
+	source string
+}
+
+type search struct {
+	f      *FSM
+	t      *tenant
+	req    *ReadRequest
+	scope  map[string]bool // nil: all domains
+	seated map[*Atom]bool
+}
+
+// Read runs the one-pass search of DESIGN.md §4 inside the tenant.
+func (f *FSM) Read(req *ReadRequest) *ReadResult {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	res := &ReadResult{Roundtrips: 1, Items: []Item{}, Expanded: []string{}}
+	t := f.tenants[req.Tenant]
+	if t == nil || len(req.Vector) != f.dim {
+		return res
+	}
+	s := &search{f: f, t: t, req: req, seated: make(map[*Atom]bool)}
+	if req.Domains != nil {
+		s.scope = make(map[string]bool, len(req.Domains))
+		for _, d := range req.Domains {
+			s.scope[d] = true
+		}
+	}
+	pinned := s.episodic()
+	res.EpisodicHit = len(pinned) > 0
+	k := req.TopK - len(pinned)
+	if k < 0 {
+		k = 0
+	}
+	pool := k
+	if req.Diversity > 0 && req.TopK < mmrPool {
+		pool = mmrPool
+	}
+	main := s.ranked(pool)
+	if req.Diversity > 0 && req.TopK < mmrPool && len(main) > k {
+		start := time.Now()
+		main = s.diversify(main, k)
+		res.Diversified = true
+		res.DiversityMs = float64(time.Since(start).Microseconds()) / 1000
+	} else if len(main) > k {
+		main = main[:k]
+	}
+	for _, c := range main {
+		s.seated[c.a] = true
+	}
+	var assoc []candidate
+	if req.IncludeAssociations {
+		var expanded []string
+		assoc, expanded = s.associations((req.TopK + 3) / 4)
+		res.Expanded = expanded
+	}
+	for _, group := range [][]candidate{pinned, main, assoc} {
+		for _, c := range group {
+			res.Items = append(res.Items, Item{Atom: *c.a, Relevance: c.rel, Similarity: c.sim, Source: c.source})
+			if !(req.HideReplaced && c.a.Superseded()) {
+				res.Touch = append(res.Touch, c.a.ID)
+			}
+		}
+	}
+	return res
+}
+
+func (s *search) inScope(a *Atom) bool {
+	return s.scope == nil || s.scope[a.Domain]
+}
+
+// visible applies every filter but the domain scope.
+func (s *search) visible(a *Atom) bool {
+	if a.Type == Secret {
+		return false
+	}
+	if s.req.HideReplaced && !s.req.IncludeHistory && a.Superseded() {
+		return false
+	}
+	return s.req.Author.match(a.Provenance) && matchAll(s.req.Filter, a.Metadata)
+}
+
+func (s *search) score(a *Atom, vec []float32, sim, score float64, source string) candidate {
+	return candidate{a: a, vec: vec, sim: sim, rel: score * (1 + Alpha*a.Valence), source: source}
+}
+
+// episodic returns the fingerprint matches (and, with filtering on, the live
+// tips of replaced matches), seated ahead of ranked hits.
+func (s *search) episodic() []candidate {
+	if s.req.Fingerprint == "" {
+		return nil
+	}
+	var out []candidate
+	add := func(a *Atom) {
+		if s.seated[a] {
+			return
+		}
+		s.seated[a] = true
+		vec := s.t.vector(a, s.f.dim)
+		sim := float64(vecmath.Dot(s.req.Vector, vec))
+		out = append(out, s.score(a, vec, sim, 1, SourceEpisodic))
+	}
+	for _, a := range s.t.prints[s.req.Fingerprint] {
+		if a.Type == Secret || !s.inScope(a) || !s.req.Author.match(a.Provenance) {
+			continue
+		}
+		add(a)
+		if s.req.HideReplaced && a.Superseded() {
+			if tip := s.tip(a); tip != nil {
+				add(tip)
+			}
+		}
+	}
+	return out
+}
+
+// tip follows superseded_by links to the live tip; nil when the chain is
+// broken or deeper than the search depth.
+func (s *search) tip(a *Atom) *Atom {
+	for i := 0; i < tipSearchDepth; i++ {
+		next := s.t.atoms[a.SupersededBy]
+		if next == nil || next.Type == Secret {
+			return nil
+		}
+		if !next.Superseded() {
+			return next
+		}
+		a = next
+	}
+	return nil
+}
+
+// ranked scores every visible atom of the scope semantically, adds concept
+// matches, and returns the best n above min_relevance by relevance.
+func (s *search) ranked(n int) []candidate {
+	if n == 0 {
+		return nil
+	}
+	var cands []candidate
+	byAtom := make(map[*Atom]int)
+	var scores []float32
+	for _, name := range s.domainNames() {
+		d := s.t.domains[name]
+		if cap(scores) < len(d.rows) {
+			scores = make([]float32, len(d.rows))
+		}
+		scores = scores[:len(d.rows)]
+		vecmath.DotArena(s.req.Vector, d.arena, s.f.dim, scores)
+		for i, a := range d.rows {
+			if s.seated[a] || !s.visible(a) {
+				scores[i] = float32(math.NaN())
+				continue
+			}
+			scores[i] *= float32(1 + Alpha*a.Valence)
+		}
+		for _, i := range vecmath.TopK(scores, n, nil) {
+			a := d.rows[i]
+			vec := d.vec(a, s.f.dim)
+			sim := float64(vecmath.Dot(s.req.Vector, vec))
+			byAtom[a] = len(cands)
+			cands = append(cands, s.score(a, vec, sim, sim, SourceSemantic))
+		}
+	}
+	cands = s.conceptMatches(cands, byAtom)
+	kept := cands[:0]
+	for _, c := range cands {
+		if c.rel >= s.req.MinRelevance {
+			kept = append(kept, c)
+		}
+	}
+	sortCandidates(kept)
+	if len(kept) > n {
+		kept = kept[:n]
+	}
+	return kept
+}
+
+func (s *search) domainNames() []string {
+	if s.scope == nil {
+		names := make([]string, 0, len(s.t.domains))
+		for name := range s.t.domains {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		return names
+	}
+	names := make([]string, 0, len(s.scope))
+	for name := range s.scope {
+		if s.t.domains[name] != nil {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// conceptMatches raises atoms carrying query concepts to the concept_scoped
+// score when that beats their similarity.
+func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int) []candidate {
+	if len(s.req.Concepts) == 0 {
+		return cands
+	}
+	matched := make(map[*Atom]int)
+	var order []*Atom
+	read := 0
+	for _, c := range s.req.Concepts {
+		for _, a := range s.t.postings[c] {
+			if read++; read > maxPostingsRead {
+				break
+			}
+			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
+				continue
+			}
+			if matched[a] == 0 {
+				order = append(order, a)
+			}
+			matched[a]++
+		}
+	}
+	for _, a := range order {
+		share := float64(matched[a]) / float64(len(s.req.Concepts))
+		if share > 1 {
+			share = 1
+		}
+		cs := conceptFloor + conceptSpan*share
+		if i, ok := byAtom[a]; ok {
+			if cs > cands[i].sim {
+				cands[i] = s.score(a, cands[i].vec, cands[i].sim, cs, SourceConcept)
+			}
+			continue
+		}
+		vec := s.t.vector(a, s.f.dim)
+		sim := float64(vecmath.Dot(s.req.Vector, vec))
+		score, source := sim, SourceSemantic
+		if cs > sim {
+			score, source = cs, SourceConcept
+		}
+		byAtom[a] = len(cands)
+		cands = append(cands, s.score(a, vec, sim, score, source))
+	}
+	return cands
+}
+
+func sortCandidates(c []candidate) {
+	sort.Slice(c, func(i, j int) bool {
+		if c[i].rel != c[j].rel {
+			return c[i].rel > c[j].rel
+		}
+		return compareID(c[i].a.ID, c[j].a.ID) < 0
+	})
+}
+
+// diversify reduces ranked candidates to k by maximal marginal relevance.
+func (s *search) diversify(c []candidate, k int) []candidate {
+	rel := make([]float64, len(c))
+	vecs := make([][]float32, len(c))
+	for i := range c {
+		rel[i], vecs[i] = c[i].rel, c[i].vec
+	}
+	picks := vecmath.MMR(rel, vecs, k, s.req.Diversity, 0)
+	out := make([]candidate, len(picks))
+	for i, p := range picks {
+		out[i] = c[p]
+	}
+	return out
+}
+
+// associations expands the query concepts through Hebbian edges and fills up
+// to slots reserved places with atoms carrying an expanded concept.
+func (s *search) associations(slots int) ([]candidate, []string) {
+	weight := make(map[string]float64)
+	var expanded []string
+	query := make(map[string]bool, len(s.req.Concepts))
+	for _, c := range s.req.Concepts {
+		query[c] = true
+	}
+	for _, q := range s.req.Concepts {
+		taken := 0
+		for _, e := range s.t.edges.neighbours(q) {
+			if e.Weight < minEdgeWeight || taken >= maxExpandPerSeed {
+				break
+			}
+			other := e.A
+			if other == q {
+				other = e.B
+			}
+			if query[other] {
+				continue
+			}
+			taken++
+			if _, ok := weight[other]; !ok {
+				expanded = append(expanded, other)
+			}
+			weight[other] = math.Max(weight[other], e.Weight)
+		}
+	}
+	sort.SliceStable(expanded, func(i, j int) bool { return weight[expanded[i]] > weight[expanded[j]] })
+	if len(expanded) > maxExpanded {
+		expanded = expanded[:maxExpanded]
+	}
+	if slots == 0 || len(expanded) == 0 {
+		return nil, expanded
+	}
+	best := make(map[*Atom]candidate)
+	var order []*Atom
+	for _, c := range expanded {
+		w := weight[c]
+		for _, a := range s.t.postings[c] {
+			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
+				continue
+			}
+			vec := s.t.vector(a, s.f.dim)
+			sim := float64(vecmath.Dot(s.req.Vector, vec))
+			cand := s.score(a, vec, sim, w*(0.5+0.5*math.Max(sim, 0)), SourceHebbian)
+			if prev, ok := best[a]; !ok || cand.rel > prev.rel {
+				if !ok {
+					order = append(order, a)
+				}
+				best[a] = cand
+			}
+		}
+	}
+	out := make([]candidate, 0, len(order))
+	for _, a := range order {
+		if c := best[a]; c.rel >= s.req.MinRelevance {
+			out = append(out, c)
+		}
+	}
+	sortCandidates(out)
+	if len(out) > slots {
+		out = out[:slots]
+	}
+	return out, expanded
+}
+
+func (f AuthorFilter) match(p *Provenance) bool {
+	if f.Principal == nil && f.Agent == nil && f.ClientEnv == nil && f.IsExternal == nil {
+		return true
+	}
+	if p == nil {
+		return false
+	}
+	return (f.Principal == nil || *f.Principal == p.Principal) &&
+		(f.Agent == nil || *f.Agent == p.Agent) &&
+		(f.ClientEnv == nil || *f.ClientEnv == p.ClientEnv) &&
+		(f.IsExternal == nil || *f.IsExternal == p.IsExternal)
+}

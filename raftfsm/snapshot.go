@@ -1,0 +1,132 @@
+package raftfsm
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+)
+
+// Snapshot format: magic, version byte, then the body. A golden file of
+// every version lives in testdata/ and must keep restoring.
+const (
+	snapshotMagic   = "HEBBFSM"
+	snapshotVersion = 1
+)
+
+// Snapshot encodes the whole state under the read lock and returns a
+// function that writes the bytes later, without touching live state.
+func (f *FSM) Snapshot() (func(w io.Writer) error, error) {
+	f.mu.RLock()
+	b := f.encodeState()
+	f.mu.RUnlock()
+	return func(w io.Writer) error {
+		if _, err := w.Write(b); err != nil {
+			return fmt.Errorf("cannot write snapshot: %w", err)
+		}
+		return nil
+	}, nil
+}
+
+// StateHash is the SHA-256 of the snapshot bytes: equal states hash equal.
+func (f *FSM) StateHash() [32]byte {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return sha256.Sum256(f.encodeState())
+}
+
+func (f *FSM) encodeState() []byte {
+	e := enc{}
+	e.b = append(e.b, snapshotMagic...)
+	e.u8(snapshotVersion)
+	e.uvarint(uint64(f.dim))
+	ids := make([]string, 0, len(f.tenants))
+	for id := range f.tenants {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	e.uvarint(uint64(len(ids)))
+	for _, id := range ids {
+		t := f.tenants[id]
+		e.str(t.id)
+		e.varint(t.lastCreated)
+		e.uvarint(uint64(len(t.feed)))
+		for _, a := range t.feed {
+			e.atom(a)
+			e.f32s(t.vector(a, f.dim))
+		}
+		edges := t.edges.sorted()
+		e.uvarint(uint64(len(edges)))
+		for _, ed := range edges {
+			e.str(ed.A)
+			e.str(ed.B)
+			e.f64(ed.Weight)
+			e.varint(ed.Count)
+			e.f64(ed.Valence)
+			e.varint(ed.UpdatedAt)
+		}
+	}
+	return e.b
+}
+
+// Restore replaces all state with the snapshot's.
+func (f *FSM) Restore(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("cannot read snapshot: %w", err)
+	}
+	tenants, dim, err := decodeState(b)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dim != 0 && dim != f.dim {
+		return fmt.Errorf("%w: dimension %d, group expects %d", ErrSnapshot, dim, f.dim)
+	}
+	f.dim = dim
+	f.tenants = tenants
+	return nil
+}
+
+func decodeState(b []byte) (map[string]*tenant, int, error) {
+	if len(b) < len(snapshotMagic)+1 || string(b[:len(snapshotMagic)]) != snapshotMagic {
+		return nil, 0, fmt.Errorf("%w: missing magic", ErrSnapshot)
+	}
+	d := &dec{b: b[len(snapshotMagic):]}
+	if v := d.u8(); v != snapshotVersion {
+		return nil, 0, fmt.Errorf("%w: unknown version %d", ErrSnapshot, v)
+	}
+	dim := d.n(math.MaxInt32)
+	n := d.count(1)
+	tenants := make(map[string]*tenant, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		t := newTenant(d.str())
+		last := d.varint()
+		atoms := d.count(1)
+		for j := 0; j < atoms && d.err == nil; j++ {
+			a := d.atom()
+			vec := d.f32s()
+			if a.Type != Secret && len(vec) != dim {
+				return nil, 0, fmt.Errorf("%w: vector of dimension %d", ErrSnapshot, len(vec))
+			}
+			t.insert(a, vec)
+		}
+		t.lastCreated = last
+		edges := d.count(1)
+		for j := 0; j < edges && d.err == nil; j++ {
+			e := &Edge{A: d.str(), B: d.str(), Weight: d.f64(), Count: d.varint(),
+				Valence: d.f64(), UpdatedAt: d.varint()}
+			t.edges.link(e)
+		}
+		tenants[t.id] = t
+	}
+	if d.err != nil {
+		return nil, 0, fmt.Errorf("%w: %v", ErrSnapshot, d.err)
+	}
+	if len(d.b) != 0 {
+		return nil, 0, fmt.Errorf("%w: %d trailing bytes", ErrSnapshot, len(d.b))
+	}
+	return tenants, dim, nil
+}

@@ -1,0 +1,196 @@
+package raftfsm
+
+import (
+	"sort"
+)
+
+// tenant is the state of one org or room inside a group.
+type tenant struct {
+	id       string
+	atoms    map[ID]*Atom
+	domains  map[string]*domainIndex
+	extRefs  map[string]*Atom
+	prints   map[string][]*Atom // fingerprint -> atoms, insertion order
+	postings map[string][]*Atom // concept -> atoms carrying it, insertion order
+	feed     []*Atom            // every atom ordered by (CreatedAt, ID)
+	edges    edgeSet
+	// lastCreated keeps created_at strictly increasing inside the tenant, so
+	// the feed is append-only and a cursor is stable under concurrent writes.
+	lastCreated int64
+}
+
+func newTenant(id string) *tenant {
+	return &tenant{
+		id:       id,
+		atoms:    make(map[ID]*Atom),
+		domains:  make(map[string]*domainIndex),
+		extRefs:  make(map[string]*Atom),
+		prints:   make(map[string][]*Atom),
+		postings: make(map[string][]*Atom),
+		edges:    newEdgeSet(),
+	}
+}
+
+// domainIndex is one domain's contiguous vector arena: row i belongs to
+// rows[i]. Secrets have no vector and are only counted.
+type domainIndex struct {
+	arena   []float32
+	rows    []*Atom
+	secrets int
+}
+
+func (d *domainIndex) empty() bool { return len(d.rows) == 0 && d.secrets == 0 }
+
+func (d *domainIndex) vec(a *Atom, dim int) []float32 {
+	return d.arena[a.slot*dim : (a.slot+1)*dim]
+}
+
+func (d *domainIndex) add(a *Atom, vec []float32) {
+	a.slot = len(d.rows)
+	d.rows = append(d.rows, a)
+	d.arena = append(d.arena, vec...)
+}
+
+// remove swap-removes a's row; the last row moves into its slot.
+func (d *domainIndex) remove(a *Atom, dim int) {
+	last := len(d.rows) - 1
+	if a.slot != last {
+		moved := d.rows[last]
+		copy(d.arena[a.slot*dim:(a.slot+1)*dim], d.arena[last*dim:(last+1)*dim])
+		d.rows[a.slot] = moved
+		moved.slot = a.slot
+	}
+	d.rows[last] = nil
+	d.rows = d.rows[:last]
+	d.arena = d.arena[:last*dim]
+	a.slot = -1
+}
+
+func (t *tenant) domain(name string) *domainIndex {
+	d := t.domains[name]
+	if d == nil {
+		d = &domainIndex{}
+		t.domains[name] = d
+	}
+	return d
+}
+
+// insert adds a fully built atom to every index. vec is nil for secrets.
+func (t *tenant) insert(a *Atom, vec []float32) {
+	t.atoms[a.ID] = a
+	d := t.domain(a.Domain)
+	if a.Type == Secret {
+		d.secrets++
+		a.slot = -1
+	} else {
+		d.add(a, vec)
+	}
+	if a.ExternalRef != "" {
+		t.extRefs[a.ExternalRef] = a
+	}
+	if a.Fingerprint != "" {
+		t.prints[a.Fingerprint] = append(t.prints[a.Fingerprint], a)
+	}
+	for _, c := range a.Concepts {
+		t.postings[c] = append(t.postings[c], a)
+	}
+	t.feedInsert(a)
+	if a.CreatedAt > t.lastCreated {
+		t.lastCreated = a.CreatedAt
+	}
+}
+
+func feedLess(a, b *Atom) bool {
+	if a.CreatedAt != b.CreatedAt {
+		return a.CreatedAt < b.CreatedAt
+	}
+	return compareID(a.ID, b.ID) < 0
+}
+
+func (t *tenant) feedInsert(a *Atom) {
+	n := len(t.feed)
+	if n == 0 || feedLess(t.feed[n-1], a) {
+		t.feed = append(t.feed, a)
+		return
+	}
+	i := sort.Search(n, func(i int) bool { return feedLess(a, t.feed[i]) })
+	t.feed = append(t.feed, nil)
+	copy(t.feed[i+1:], t.feed[i:])
+	t.feed[i] = a
+}
+
+func (t *tenant) feedIndex(a *Atom) int {
+	i := sort.Search(len(t.feed), func(i int) bool { return !feedLess(t.feed[i], a) })
+	if i < len(t.feed) && t.feed[i] == a {
+		return i
+	}
+	return -1
+}
+
+// remove deletes a from every index. Supersession pointers of other atoms
+// are left as they are: a dangling pointer is how history reports a break.
+func (t *tenant) remove(a *Atom, dim int) {
+	delete(t.atoms, a.ID)
+	if d := t.domains[a.Domain]; d != nil {
+		if a.Type == Secret {
+			d.secrets--
+		} else {
+			d.remove(a, dim)
+		}
+		if d.empty() {
+			delete(t.domains, a.Domain)
+		}
+	}
+	if a.ExternalRef != "" && t.extRefs[a.ExternalRef] == a {
+		delete(t.extRefs, a.ExternalRef)
+	}
+	if a.Fingerprint != "" {
+		t.prints[a.Fingerprint] = removeAtom(t.prints[a.Fingerprint], a)
+		if len(t.prints[a.Fingerprint]) == 0 {
+			delete(t.prints, a.Fingerprint)
+		}
+	}
+	for _, c := range a.Concepts {
+		t.postings[c] = removeAtom(t.postings[c], a)
+		if len(t.postings[c]) == 0 {
+			delete(t.postings, c)
+		}
+	}
+	if i := t.feedIndex(a); i >= 0 {
+		copy(t.feed[i:], t.feed[i+1:])
+		t.feed[len(t.feed)-1] = nil
+		t.feed = t.feed[:len(t.feed)-1]
+	}
+}
+
+func removeAtom(list []*Atom, a *Atom) []*Atom {
+	for i, x := range list {
+		if x == a {
+			copy(list[i:], list[i+1:])
+			list[len(list)-1] = nil
+			return list[:len(list)-1]
+		}
+	}
+	return list
+}
+
+// vector returns the atom's row, or nil for a secret.
+func (t *tenant) vector(a *Atom, dim int) []float32 {
+	if a.slot < 0 {
+		return nil
+	}
+	return t.domains[a.Domain].vec(a, dim)
+}
+
+// sortedDomains returns the names of domains holding at least one
+// non-secret atom, sorted.
+func (t *tenant) sortedDomains() []string {
+	out := make([]string, 0, len(t.domains))
+	for name, d := range t.domains {
+		if len(d.rows) > 0 {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,163 @@
+package raftfsm
+
+import (
+	"fmt"
+
+	"github.com/hebbdb/hebb/vecmath"
+)
+
+// duplicateCos is the write gate's refusal threshold: the embedder cannot
+// tell two texts apart (DESIGN.md §4).
+const duplicateCos = 1 - 1e-6
+
+func (f *FSM) applyWrite(c *WriteCmd) *WriteResults {
+	t := f.tenantFor(c.Tenant)
+	out := &WriteResults{Results: make([]WriteResult, len(c.Items))}
+	for i := range c.Items {
+		it := &c.Items[i]
+		// An existing external_ref answers before supersede validation, so a
+		// retried write that superseded something stays idempotent.
+		if r, ok := existingRef(t, it); ok {
+			out.Results[i] = r
+			continue
+		}
+		var targets []*Atom
+		if !c.Batch && len(it.Supersedes) > 0 {
+			var err *ApplyError
+			if targets, err = validateSupersedes(t, it.Supersedes); err != nil {
+				out.Err = err
+				out.Results = nil
+				return out
+			}
+		}
+		out.Results[i] = f.writeOne(t, it, targets)
+	}
+	return out
+}
+
+// validateSupersedes checks targets in list order and stops at the first
+// failure (interface §4.1 rules 2–3). Nothing is touched here.
+func validateSupersedes(t *tenant, ids []ID) ([]*Atom, *ApplyError) {
+	targets := make([]*Atom, 0, len(ids))
+	for _, id := range ids {
+		a := t.atoms[id]
+		switch {
+		case a == nil:
+			return nil, &ApplyError{Kind: ErrNotFound, Target: id,
+				Message: fmt.Sprintf("Supersede target %s not found", id)}
+		case a.Type == Secret:
+			return nil, &ApplyError{Kind: ErrConflict, Target: id,
+				Message: fmt.Sprintf("Supersede target %s is a secret and cannot be superseded", id)}
+		case a.Superseded():
+			return nil, &ApplyError{Kind: ErrConflict, Target: a.SupersededBy,
+				Message: fmt.Sprintf("Supersede target %s was already superseded by %s", id, a.SupersededBy)}
+		}
+		targets = append(targets, a)
+	}
+	return targets, nil
+}
+
+// existingRef returns the answer to a non-secret write whose external_ref
+// is already taken: the existing atom, nothing stored.
+func existingRef(t *tenant, it *WriteItem) (WriteResult, bool) {
+	if it.Type == Secret || it.ExternalRef == "" {
+		return WriteResult{}, false
+	}
+	a := t.extRefs[it.ExternalRef]
+	if a == nil {
+		return WriteResult{}, false
+	}
+	return WriteResult{AtomID: a.ID, Importance: a.Importance,
+		Reason: "external_ref exists", Superseded: []ID{}}, true
+}
+
+func (f *FSM) writeOne(t *tenant, it *WriteItem, targets []*Atom) WriteResult {
+	if it.Type == Secret {
+		return f.writeSecret(t, it)
+	}
+	if len(it.Vector) != f.dim {
+		panic(fmt.Sprintf("raftfsm: vector of dimension %d in a group of dimension %d", len(it.Vector), f.dim))
+	}
+	near, maxCos := f.nearestTip(t, it, targets)
+	if near != nil && float64(maxCos) >= duplicateCos {
+		return WriteResult{Importance: 0, Superseded: []ID{},
+			Reason: fmt.Sprintf("duplicate of %s: the embedder cannot tell it apart", near.ID)}
+	}
+	importance := 1.0
+	if near != nil {
+		importance = clamp(1-float64(maxCos), 0, 1)
+	}
+	superseded := make([]ID, 0, len(targets))
+	for _, tg := range targets {
+		superseded = append(superseded, tg.ID)
+	}
+	a := f.newAtom(t, it, importance, append([]ID(nil), superseded...))
+	t.insert(a, it.Vector)
+	for _, tg := range targets {
+		tg.SupersededBy = a.ID
+	}
+	t.edges.coactivateWithin(a.Concepts, a.CreatedAt)
+	return WriteResult{Stored: true, AtomID: a.ID, Importance: importance,
+		Reason: "stored", Superseded: superseded}
+}
+
+// newAtom builds the atom of an item. supersedes lists the validated
+// targets only: a batch item's unhonoured supersedes are not recorded.
+func (f *FSM) newAtom(t *tenant, it *WriteItem, importance float64, supersedes []ID) *Atom {
+	created := it.CreatedAt
+	if created <= t.lastCreated {
+		created = t.lastCreated + 1
+	}
+	a := &Atom{
+		ID: it.ID, Content: it.Content, Concepts: it.Concepts, Domain: it.Domain,
+		Metadata: it.Metadata, Fingerprint: it.Fingerprint, ExternalRef: it.ExternalRef,
+		Importance: importance, Type: it.Type, Supersedes: supersedes,
+		CreatedAt: created, Provenance: it.Provenance, Sealed: it.Sealed, slot: -1,
+	}
+	if len(a.Supersedes) == 0 {
+		a.Supersedes = nil
+	}
+	return a
+}
+
+// nearestTip finds the nearest live tip of the item's domain, skipping the
+// atoms this write is about to supersede.
+func (f *FSM) nearestTip(t *tenant, it *WriteItem, targets []*Atom) (*Atom, float32) {
+	d := t.domains[it.Domain]
+	if d == nil || len(d.rows) == 0 {
+		return nil, 0
+	}
+	skip := func(i int) bool {
+		a := d.rows[i]
+		if a.Superseded() {
+			return true
+		}
+		for _, tg := range targets {
+			if tg == a {
+				return true
+			}
+		}
+		return false
+	}
+	// The Ref kernel rounds identically on every CPU: SIMD and scalar Dot
+	// differ in the last bits, which would let replicas disagree on the
+	// stored importance or on the gate's verdict.
+	i, cos := vecmath.NearestRef(it.Vector, d.arena, f.dim, len(d.rows), skip)
+	if i < 0 {
+		return nil, 0
+	}
+	return d.rows[i], cos
+}
+
+// writeSecret stores or replaces a sealed secret under its external_ref
+// (secret:<alias>): storing an existing alias again keeps its atom ID.
+func (f *FSM) writeSecret(t *tenant, it *WriteItem) WriteResult {
+	if a := t.extRefs[it.ExternalRef]; a != nil && a.Type == Secret {
+		a.Sealed = it.Sealed
+		a.Content = it.Content
+		return WriteResult{Stored: true, AtomID: a.ID, Reason: "replaced", Superseded: []ID{}}
+	}
+	a := f.newAtom(t, it, 0, nil)
+	t.insert(a, nil)
+	return WriteResult{Stored: true, AtomID: a.ID, Reason: "stored", Superseded: []ID{}}
+}

@@ -1,0 +1,228 @@
+package router
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/hebbdb/hebb/raftfsm"
+)
+
+const atomNotFound = "Atom not found"
+
+// pathID parses the {atom_id} path segment; a malformed ID is a 404 like
+// any other unknown atom (the path names no atom).
+func pathID(c *call) (raftfsm.ID, bool) {
+	s, _ := c.ctx.UserValue("atom_id").(string)
+	id, err := raftfsm.ParseID(strings.TrimSpace(s))
+	return id, err == nil
+}
+
+func (s *Server) getAtom(c *call) error {
+	id, ok := pathID(c)
+	if !ok {
+		return notFound(atomNotFound)
+	}
+	fsm, err := s.backend.ReadFSM(c.std, c.org)
+	if err != nil {
+		return err
+	}
+	a, found := fsm.Get(c.org, id)
+	if !found {
+		return notFound(atomNotFound)
+	}
+	return s.ok(c, renderAtom(&a))
+}
+
+type byRefRequest struct {
+	ExternalRef *string `json:"external_ref"`
+}
+
+func (s *Server) byExternalRef(c *call) error {
+	var req byRefRequest
+	if err := decodeBody(c.ctx.PostBody(), &req, false); err != nil {
+		return err
+	}
+	v := &validator{}
+	if req.ExternalRef == nil {
+		v.add("missing", "Field required", "external_ref")
+	} else {
+		v.strLen(*req.ExternalRef, 1, maxExternalRef, "external_ref")
+	}
+	if err := v.err(); err != nil {
+		return err
+	}
+	fsm, err := s.backend.ReadFSM(c.std, c.org)
+	if err != nil {
+		return err
+	}
+	a, found := fsm.GetByExternalRef(c.org, *req.ExternalRef)
+	if !found {
+		return notFound(atomNotFound)
+	}
+	return s.ok(c, renderAtom(&a))
+}
+
+type chainRevisionJSON struct {
+	ID           string   `json:"id"`
+	Content      string   `json:"content"`
+	Domain       string   `json:"domain"`
+	Concepts     []string `json:"concepts"`
+	CreatedAt    string   `json:"created_at"`
+	IsHead       bool     `json:"is_head"`
+	Supersedes   []string `json:"supersedes,omitempty"`
+	SupersededBy *string  `json:"superseded_by,omitempty"`
+}
+
+type chainJSON struct {
+	AtomID    string              `json:"atom_id"`
+	Revisions []chainRevisionJSON `json:"revisions"`
+	Dangling  []string            `json:"dangling"`
+	Truncated bool                `json:"truncated"`
+}
+
+func (s *Server) chain(c *call) error {
+	id, ok := pathID(c)
+	if !ok {
+		return notFound(atomNotFound)
+	}
+	fsm, err := s.backend.ReadFSM(c.std, c.org)
+	if err != nil {
+		return err
+	}
+	res, found := fsm.Chain(c.org, id)
+	if !found {
+		return notFound(atomNotFound)
+	}
+	out := chainJSON{AtomID: id.String(), Revisions: make([]chainRevisionJSON, len(res.Revisions)),
+		Dangling: idStrings(res.Dangling), Truncated: res.Truncated}
+	for i, r := range res.Revisions {
+		a := &r.Atom
+		rev := chainRevisionJSON{ID: a.ID.String(), Content: a.Content, Domain: a.Domain,
+			Concepts: nonNil(a.Concepts), CreatedAt: formatMicros(a.CreatedAt), IsHead: r.IsHead,
+			SupersededBy: optID(a.SupersededBy)}
+		if len(a.Supersedes) > 0 {
+			rev.Supersedes = idStrings(a.Supersedes)
+		}
+		out.Revisions[i] = rev
+	}
+	return s.ok(c, out)
+}
+
+type deleteAtomJSON struct {
+	Deleted                int      `json:"deleted"`
+	AtomID                 string   `json:"atom_id"`
+	PredecessorsLeftHidden []string `json:"superseded_predecessors_left_hidden"`
+	HistoryDestroyed       bool     `json:"history_destroyed"`
+}
+
+func (s *Server) deleteAtom(c *call) error {
+	id, ok := pathID(c)
+	if !ok {
+		raw, _ := c.ctx.UserValue("atom_id").(string)
+		return s.ok(c, deleteAtomJSON{AtomID: raw, PredecessorsLeftHidden: []string{}})
+	}
+	out, err := s.backend.Propose(c.std, c.org, (&raftfsm.DeleteAtomCmd{Tenant: c.org, ID: id}).Encode())
+	if err != nil {
+		return err
+	}
+	res, ok := out.(*raftfsm.DeleteAtomResult)
+	if !ok {
+		return fmt.Errorf("unexpected delete result %T", out)
+	}
+	if res.Err != nil {
+		return forbidden(res.Err.Message)
+	}
+	return s.ok(c, deleteAtomJSON{Deleted: res.Deleted, AtomID: id.String(),
+		PredecessorsLeftHidden: idStrings(res.PredecessorsLeftHidden), HistoryDestroyed: res.HistoryDestroyed})
+}
+
+type deleteDomainJSON struct {
+	Deleted          int    `json:"deleted"`
+	Domain           string `json:"domain"`
+	SkippedSecrets   int    `json:"skipped_secrets"`
+	OrphanEdges      int    `json:"orphan_edges_removed"`
+	LeftHiddenCount  int    `json:"superseded_predecessors_left_hidden_count"`
+	HistoryDestroyed bool   `json:"history_destroyed"`
+}
+
+const roomDeleteMsg = "Room domains (xroom:) are not supported on this delete endpoint."
+
+func (s *Server) deleteDomain(c *call) error {
+	raw, _ := c.ctx.UserValue("domain").(string)
+	domain, err := url.PathUnescape(raw)
+	if err != nil {
+		domain = raw
+	}
+	if err := privateDomain(domain, roomDeleteMsg, "domain"); err != nil {
+		err.Details["errors"] = relocatePath(err)
+		return err
+	}
+	out, perr := s.backend.Propose(c.std, c.org, (&raftfsm.DeleteDomainCmd{Tenant: c.org, Domain: domain}).Encode())
+	if perr != nil {
+		return perr
+	}
+	res, ok := out.(*raftfsm.DeleteDomainResult)
+	if !ok {
+		return fmt.Errorf("unexpected delete result %T", out)
+	}
+	if res.Err != nil {
+		if errors.Is(res.Err, raftfsm.ErrNotFound) {
+			return notFound("Domain not found")
+		}
+		return internalError()
+	}
+	return s.ok(c, deleteDomainJSON{Deleted: res.Deleted, Domain: domain, SkippedSecrets: res.SkippedSecrets,
+		LeftHiddenCount: res.LeftHiddenCount, HistoryDestroyed: res.LeftHiddenCount > 0})
+}
+
+// relocatePath moves body locations of a path-parameter error to the path.
+func relocatePath(e *apiError) []fieldError {
+	errs, _ := e.Details["errors"].([]fieldError)
+	for i := range errs {
+		errs[i].Loc = append([]any{"path"}, errs[i].Loc[1:]...)
+	}
+	return errs
+}
+
+type statsJSON struct {
+	TotalAtoms           int      `json:"total_atoms"`
+	Episodes             int      `json:"episodes"`
+	Prototypes           int      `json:"prototypes"`
+	Singletons           int      `json:"singletons"`
+	HebbianEdges         int      `json:"hebbian_edges"`
+	EpisodicFingerprints int      `json:"episodic_fingerprints"`
+	Domains              []string `json:"domains"`
+	AvgValence           float64  `json:"avg_valence"`
+	AvgImportance        float64  `json:"avg_importance"`
+}
+
+func (s *Server) stats(c *call) error {
+	fsm, err := s.backend.ReadFSM(c.std, c.org)
+	if err != nil {
+		return err
+	}
+	st := fsm.Stats(c.org)
+	return s.ok(c, statsJSON{TotalAtoms: st.TotalAtoms, Episodes: st.Episodes, Prototypes: st.Prototypes,
+		Singletons: st.Singletons, HebbianEdges: st.HebbianEdges, EpisodicFingerprints: st.EpisodicFingerprints,
+		Domains: nonNil(st.Domains), AvgValence: st.AvgValence, AvgImportance: st.AvgImportance})
+}
+
+func (s *Server) domains(c *call) error {
+	fsm, err := s.backend.ReadFSM(c.std, c.org)
+	if err != nil {
+		return err
+	}
+	return s.ok(c, map[string][]string{"domains": nonNil(fsm.Domains(c.org))})
+}
+
+func (s *Server) reset(c *call) error {
+	if !s.cfg.EnableReset {
+		return forbidden("Reset is disabled on this deployment (start the server with --enable-reset)")
+	}
+	if _, err := s.backend.ProposeAll(c.std, (&raftfsm.ResetCmd{}).Encode()); err != nil {
+		return err
+	}
+	return s.ok(c, map[string]string{"status": "cleared"})
+}

@@ -1,0 +1,61 @@
+package router
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+
+	"github.com/hebbdb/hebb/cluster"
+)
+
+// apiKey reads the caller's key: X-Api-Key, else Authorization: Bearer.
+// A present Authorization header of another scheme is malformed.
+func apiKey(c *call) (string, *apiError) {
+	if k := bytes.TrimSpace(c.ctx.Request.Header.Peek("X-Api-Key")); len(k) > 0 {
+		return string(k), nil
+	}
+	auth := strings.TrimSpace(string(c.ctx.Request.Header.Peek("Authorization")))
+	if auth == "" {
+		return "", nil
+	}
+	scheme, key, _ := strings.Cut(auth, " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", nil
+	}
+	return strings.TrimSpace(key), nil
+}
+
+var authMessages = map[string]string{
+	cluster.ReasonMissingKey:     "API key required: send it in the X-Api-Key header",
+	cluster.ReasonPlaceholderKey: "API key is a placeholder: replace it with a key from the console",
+	cluster.ReasonMalformedKey:   "API key is malformed: keys begin with mk_live_",
+	cluster.ReasonInvalidKey:     "API key is not valid",
+	cluster.ReasonRevokedKey:     "API key has been revoked",
+}
+
+// authenticate resolves the caller's org, or returns the 401 of §7.1.
+func (s *Server) authenticate(c *call) error {
+	key, _ := apiKey(c)
+	org, _, err := s.backend.Meta().Authenticate(key)
+	if err != nil {
+		reason := cluster.ReasonInvalidKey
+		var ae *cluster.AuthError
+		if errors.As(err, &ae) {
+			reason = ae.Reason
+		}
+		return s.unauthorized(reason, authMessages[reason])
+	}
+	c.org = org
+	c.settings = s.backend.Meta().Settings(org, s.cfg.DefaultPlan)
+	return nil
+}
+
+func (s *Server) unauthorized(reason, msg string) *apiError {
+	e := newError(401, codeUnauthorized, msg).with("reason", reason).with("keys_url", s.keysURL())
+	e.Header = map[string]string{"WWW-Authenticate": `Bearer realm="hebb"`}
+	return e
+}
+
+func (s *Server) keysURL() string {
+	return strings.TrimRight(s.cfg.PublicURL, "/") + "/console/keys"
+}

@@ -1,0 +1,17 @@
+// Package router is hebb's HTTP surface: the REST API under /api/v1, the
+// public health probes, and the operator's admin API under /admin/v1.
+//
+// A handler authenticates, validates (the limits of interface §8), resolves
+// the tenant, calls the group that holds it through the Backend interface
+// and encodes the answer. The work lives below the handlers: embedding and
+// concept extraction in router/embedder, the state machine in raftfsm.
+//
+// Invariants:
+//   - Every error leaves through writeError in the five-key envelope of
+//     interface §7.1 ({code, message, requestId, retryable, details});
+//     unknown routes and methods included.
+//   - Every response carries X-Request-Id; the same ID is the envelope's
+//     requestId.
+//   - Write endpoints reject unknown fields; read endpoints ignore them.
+//   - The embedder runs here, once per write, never inside apply.
+package router

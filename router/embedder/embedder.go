@@ -1,0 +1,36 @@
+package embedder
+
+import (
+	"context"
+	"fmt"
+)
+
+// Embedder turns texts into L2-normalised float32 vectors of a fixed dimension.
+type Embedder interface {
+	Name() string // "hash" for the hashing embedder
+	Dim() int
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Names accepted by New.
+const (
+	NameHash    = "hash"
+	NameBuiltin = "builtin"
+)
+
+// New picks an embedder by name: "hash" is the feature-hashing embedder of
+// dimension HashDim; "builtin" is, for now, the same hashing embedder under the
+// name "builtin" (a semantic model replaces it later). Any other name yields
+// ErrUnknownEmbedder.
+func New(name string) (Embedder, error) {
+	switch name {
+	case NameHash:
+		return NewHash(HashDim), nil
+	case NameBuiltin:
+		h := NewHash(HashDim)
+		h.name = NameBuiltin
+		return h, nil
+	default:
+		return nil, fmt.Errorf("cannot create embedder %q: %w", name, ErrUnknownEmbedder)
+	}
+}

@@ -1,0 +1,88 @@
+package embedder
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// Tokens splits text into lowercase, Unicode-aware word tokens. A token is a
+// run of letters and digits (combining marks after a letter stay in the word);
+// an apostrophe between two word characters is dropped ("don't" -> "dont");
+// hyphens, punctuation, symbols and spaces split. Han ideographs and Hiragana,
+// written without spaces, become one token per character.
+func Tokens(text string) []string {
+	var s tokenScan
+	s.scan(text)
+	if len(s.ends) == 0 {
+		return nil
+	}
+	all := string(s.buf)
+	out := make([]string, len(s.ends))
+	for i := range s.ends {
+		out[i] = s.token(all, i)
+	}
+	return out
+}
+
+// tokenScan holds the tokens of one text: their lowercase bytes concatenated
+// in buf, and the end offset of each token in ends. It is reused through a
+// pool by the hash embedder to keep Embed allocation-light.
+type tokenScan struct {
+	buf  []byte
+	ends []int
+}
+
+// token returns token i as a substring of all, which must be string(s.buf).
+func (s *tokenScan) token(all string, i int) string {
+	start := 0
+	if i > 0 {
+		start = s.ends[i-1]
+	}
+	return all[start:s.ends[i]]
+}
+
+// scan resets s and tokenises text into it.
+func (s *tokenScan) scan(text string) {
+	s.buf = s.buf[:0]
+	s.ends = s.ends[:0]
+	inWord := false
+	for i, r := range text {
+		switch {
+		case isSingleRuneWord(r):
+			s.closeWord(inWord)
+			s.buf = utf8.AppendRune(s.buf, unicode.ToLower(r))
+			s.ends = append(s.ends, len(s.buf))
+			inWord = false
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || (inWord && unicode.IsMark(r)):
+			s.buf = utf8.AppendRune(s.buf, unicode.ToLower(r))
+			inWord = true
+		case inWord && isApostrophe(r) && nextIsWordRune(text[i+utf8.RuneLen(r):]):
+			// Dropped: the word goes on after the apostrophe.
+		default:
+			s.closeWord(inWord)
+			inWord = false
+		}
+	}
+	s.closeWord(inWord)
+}
+
+func (s *tokenScan) closeWord(inWord bool) {
+	if inWord {
+		s.ends = append(s.ends, len(s.buf))
+	}
+}
+
+func isApostrophe(r rune) bool {
+	return r == '\'' || r == '\u2019' || r == '\u02bc'
+}
+
+// isSingleRuneWord reports scripts written without spaces between words, where
+// each character stands as a token of its own.
+func isSingleRuneWord(r rune) bool {
+	return r >= 0x3040 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r))
+}
+
+func nextIsWordRune(rest string) bool {
+	r, _ := utf8.DecodeRuneInString(rest)
+	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !isSingleRuneWord(r)
+}

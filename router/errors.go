@@ -1,0 +1,86 @@
+package router
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes of interface §7.1.
+const (
+	codeValidation   = "VALIDATION_ERROR"
+	codeUnauthorized = "UNAUTHORIZED"
+	codeForbidden    = "FORBIDDEN"
+	codeNotFound     = "NOT_FOUND"
+	codeConflict     = "CONFLICT"
+	codeInternal     = "INTERNAL"
+	codeRateLimited  = "RATE_LIMITED"
+	codeMethod       = "METHOD_NOT_ALLOWED"
+)
+
+// ErrUnavailable is returned by a Backend when no leader answers in time.
+var ErrUnavailable = errors.New("router: group unavailable")
+
+// fieldError is one entry of details.errors.
+type fieldError struct {
+	Loc  []any  `json:"loc"`
+	Msg  string `json:"msg"`
+	Type string `json:"type"`
+}
+
+// apiError is an error with everything the envelope needs.
+type apiError struct {
+	Status    int
+	Code      string
+	Message   string
+	Retryable bool
+	Details   map[string]any
+	Header    map[string]string
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
+
+func newError(status int, code, msg string) *apiError {
+	return &apiError{Status: status, Code: code, Message: msg}
+}
+
+func (e *apiError) with(key string, v any) *apiError {
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	e.Details[key] = v
+	return e
+}
+
+func notFound(msg string) *apiError  { return newError(404, codeNotFound, msg) }
+func forbidden(msg string) *apiError { return newError(403, codeForbidden, msg) }
+func conflict(msg string) *apiError  { return newError(409, codeConflict, msg) }
+
+func unavailable(msg string) *apiError {
+	e := newError(503, codeInternal, msg)
+	e.Retryable = true
+	return e
+}
+
+func internalError() *apiError { return newError(500, codeInternal, "Internal server error") }
+
+// validationError builds the 400 of interface §7.1 from field errors.
+func validationError(errs ...fieldError) *apiError {
+	return newError(400, codeValidation, "Request validation failed").with("errors", errs)
+}
+
+// fieldErr is a shorthand for one details.errors entry under the body.
+func fieldErr(typ, msg string, loc ...any) fieldError {
+	return fieldError{Loc: append([]any{"body"}, loc...), Msg: msg, Type: typ}
+}
+
+// validator collects field errors of one request.
+type validator struct{ errs []fieldError }
+
+func (v *validator) add(typ, msg string, loc ...any) { v.errs = append(v.errs, fieldErr(typ, msg, loc...)) }
+
+func (v *validator) err() *apiError {
+	if len(v.errs) == 0 {
+		return nil
+	}
+	return validationError(v.errs...)
+}

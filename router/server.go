@@ -1,0 +1,252 @@
+package router
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net"
+	"sort"
+	"time"
+
+	"github.com/bytedance/sonic"
+	frouter "github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/hebbdb/hebb/cluster"
+	"github.com/hebbdb/hebb/raftfsm"
+	"github.com/hebbdb/hebb/router/embedder"
+)
+
+// Version is reported by the health probes (interface §9).
+const Version = "1.0.0"
+
+// MaxBodySize is the hard transport cap (operator.md §6).
+const MaxBodySize = 16 << 20
+
+// requestTimeout bounds every call into a group.
+const requestTimeout = 10 * time.Second
+
+// Backend is what the router needs from the cluster: the meta state for
+// auth and settings, and the groups that hold tenants. A local group and a
+// remote one are served through the same interface.
+type Backend interface {
+	Meta() *cluster.Meta
+	ProposeMeta(ctx context.Context, cmd []byte) (any, error)
+	// Propose replicates cmd in the group of tenant and returns the apply result.
+	Propose(ctx context.Context, tenant string, cmd []byte) (any, error)
+	// ReadFSM returns the state machine of tenant's group after a
+	// linearizable read barrier.
+	ReadFSM(ctx context.Context, tenant string) (*raftfsm.FSM, error)
+	// ProposeAll replicates cmd in every data group.
+	ProposeAll(ctx context.Context, cmd []byte) ([]any, error)
+	Status() cluster.Status
+	Placement(tenant string) cluster.Placement
+}
+
+// Config is the router's part of the server configuration.
+type Config struct {
+	PublicURL           string
+	AdminToken          string
+	EnableReset         bool
+	EnableConsolidation bool
+	DefaultPlan         cluster.Plan
+	Logger              *slog.Logger
+}
+
+// Server is the HTTP surface.
+type Server struct {
+	cfg     Config
+	backend Backend
+	emb     embedder.Embedder
+	log     *slog.Logger
+	srv     *fasthttp.Server
+	touch   *toucher
+}
+
+// New builds the server; Serve starts it.
+func New(cfg Config, b Backend, emb embedder.Embedder) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, backend: b, emb: emb, log: cfg.Logger}
+	s.touch = newToucher(b, cfg.Logger)
+	go s.touch.run()
+	s.srv = &fasthttp.Server{
+		Handler:               s.routes(),
+		MaxRequestBodySize:    MaxBodySize,
+		ReadTimeout:           60 * time.Second,
+		WriteTimeout:          120 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		NoDefaultServerHeader: true,
+		ErrorHandler:          s.transportError,
+		Name:                  "hebb",
+	}
+	return s
+}
+
+// Handler exposes the request handler (tests drive it directly).
+func (s *Server) Handler() fasthttp.RequestHandler { return s.srv.Handler }
+
+// Serve answers requests on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	return s.srv.Serve(ln)
+}
+
+// Shutdown stops accepting, waits for in-flight requests, then flushes the
+// pending access counts.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.srv.ShutdownWithContext(ctx)
+	s.touch.stop()
+	return err
+}
+
+func (s *Server) routes() fasthttp.RequestHandler {
+	r := frouter.New()
+	r.HandleMethodNotAllowed = true
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.NotFound = s.plain(func(c *call) error { return notFound("Not found") })
+	r.MethodNotAllowed = s.plain(func(c *call) error {
+		return newError(405, codeMethod, "Method not allowed")
+	})
+	for _, prefix := range []string{"", "/api/v1"} {
+		r.GET(prefix+"/health", s.plain(s.health))
+		r.GET(prefix+"/health/ready", s.plain(s.ready))
+	}
+	v1 := r.Group("/api/v1")
+	v1.POST("/memory/write", s.authed(s.write))
+	v1.POST("/memory/read", s.authed(s.read))
+	v1.GET("/memory/atoms/{atom_id}", s.authed(s.getAtom))
+	v1.DELETE("/memory/atoms/{atom_id}", s.authed(s.deleteAtom))
+	v1.GET("/memory/atoms/{atom_id}/chain", s.authed(s.chain))
+	v1.POST("/memory/atoms/by-external-ref", s.authed(s.byExternalRef))
+	v1.DELETE("/memory/domain/{domain}", s.authed(s.deleteDomain))
+	v1.GET("/memory/stats", s.authed(s.stats))
+	v1.GET("/memory/domains", s.authed(s.domains))
+	v1.GET("/memory/export", s.authed(s.export))
+	v1.DELETE("/memory/reset", s.authed(s.reset))
+	s.adminRoutes(r)
+	return r.Handler
+}
+
+// call is one request in flight.
+type call struct {
+	ctx      *fasthttp.RequestCtx
+	std      context.Context
+	reqID    string
+	org      string
+	settings cluster.Settings
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "req_" + hex.EncodeToString(b[:])
+}
+
+func (s *Server) begin(ctx *fasthttp.RequestCtx) (*call, context.CancelFunc) {
+	std, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	c := &call{ctx: ctx, std: std, reqID: newRequestID()}
+	ctx.Response.Header.Set("X-Request-Id", c.reqID)
+	return c, cancel
+}
+
+// plain wraps a handler that needs no authentication.
+func (s *Server) plain(h func(*call) error) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		c, cancel := s.begin(ctx)
+		defer cancel()
+		defer s.recover(c)
+		if err := h(c); err != nil {
+			s.fail(c, err)
+		}
+	}
+}
+
+// authed wraps a handler of the REST API: the caller's key is checked first.
+func (s *Server) authed(h func(*call) error) fasthttp.RequestHandler {
+	return s.plain(func(c *call) error {
+		if err := s.authenticate(c); err != nil {
+			return err
+		}
+		return h(c)
+	})
+}
+
+func (s *Server) recover(c *call) {
+	if r := recover(); r != nil {
+		s.log.Error("handler panic", "path", string(c.ctx.Path()), "panic", r, "request_id", c.reqID)
+		s.writeError(c, internalError())
+	}
+}
+
+// fail maps any error to the envelope, in one place.
+func (s *Server) fail(c *call, err error) {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+	case errors.Is(err, ErrUnavailable), errors.Is(err, cluster.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		ae = unavailable("Service unavailable: no leader answered in time")
+	default:
+		s.log.Error("request failed", "path", string(c.ctx.Path()), "err", err, "request_id", c.reqID)
+		ae = internalError()
+	}
+	s.writeError(c, ae)
+}
+
+type envelope struct {
+	Code      string         `json:"code"`
+	Message   string         `json:"message"`
+	RequestID *string        `json:"requestId"`
+	Retryable bool           `json:"retryable"`
+	Details   map[string]any `json:"details"`
+}
+
+func (s *Server) writeError(c *call, e *apiError) {
+	var id *string
+	if c.reqID != "" {
+		id = &c.reqID
+	}
+	for k, v := range e.Header {
+		c.ctx.Response.Header.Set(k, v)
+	}
+	s.reply(c, e.Status, envelope{Code: e.Code, Message: e.Message, RequestID: id,
+		Retryable: e.Retryable, Details: e.Details})
+}
+
+// reply encodes v as the JSON body with the given status.
+func (s *Server) reply(c *call, status int, v any) {
+	b, err := sonic.Marshal(v)
+	if err != nil {
+		s.log.Error("cannot encode response", "err", err)
+		status, b = 500, []byte(`{"code":"INTERNAL","message":"Internal server error","requestId":null,"retryable":false,"details":null}`)
+	}
+	c.ctx.SetStatusCode(status)
+	c.ctx.SetContentType("application/json")
+	c.ctx.SetBody(b)
+}
+
+func (s *Server) ok(c *call, v any) error {
+	s.reply(c, 200, v)
+	return nil
+}
+
+// transportError answers errors fasthttp meets before a handler runs.
+func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
+	c := &call{ctx: ctx, reqID: newRequestID()}
+	ctx.Response.Header.Set("X-Request-Id", c.reqID)
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		s.writeError(c, newError(413, codeValidation, "Request body exceeds 16 MiB"))
+		return
+	}
+	s.writeError(c, newError(400, codeValidation, "Malformed HTTP request"))
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+type (
+	fastCtx    = fasthttp.RequestCtx
+	stdContext = context.Context
+)

@@ -1,0 +1,143 @@
+package router
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hebbdb/hebb/raftfsm"
+	"github.com/hebbdb/hebb/router/embedder"
+)
+
+// Limits of interface §8.
+const (
+	maxContent     = 10000
+	maxConcepts    = 256
+	maxMetadata    = 65536
+	maxFingerprint = 512
+	maxDomain      = 100
+	maxExternalRef = 255
+	maxSupersedes  = 32
+	maxQuery       = 5000
+	maxTopK        = 500
+	defaultTopK    = 10
+	defaultMinRel  = 0.3
+	defaultDomain  = "general"
+	secretRefPref  = "secret:"
+)
+
+func (v *validator) strLen(s string, min, max int, loc ...any) {
+	n := utf8.RuneCountInString(s)
+	if n < min {
+		v.add("string_too_short", fmt.Sprintf("String should have at least %d character", min), loc...)
+	}
+	if n > max {
+		v.add("string_too_long", fmt.Sprintf("String should have at most %d characters", max), loc...)
+	}
+}
+
+func (v *validator) intRange(x, min, max int, loc ...any) {
+	if x < min {
+		v.add("greater_than_equal", fmt.Sprintf("Input should be greater than or equal to %d", min), loc...)
+	}
+	if x > max {
+		v.add("less_than_equal", fmt.Sprintf("Input should be less than or equal to %d", max), loc...)
+	}
+}
+
+func (v *validator) floatRange(x, min, max float64, loc ...any) {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		v.add("finite_number", "Input should be a finite number", loc...)
+	case x < min:
+		v.add("greater_than_equal", fmt.Sprintf("Input should be greater than or equal to %g", min), loc...)
+	case x > max:
+		v.add("less_than_equal", fmt.Sprintf("Input should be less than or equal to %g", max), loc...)
+	}
+}
+
+// concepts validates and normalises client concepts.
+func (v *validator) concepts(in []string, loc ...any) []string {
+	if len(in) > maxConcepts {
+		v.add("too_long", fmt.Sprintf("List should have at most %d items", maxConcepts), loc...)
+		return nil
+	}
+	out := make([]string, 0, len(in))
+	seen := make(map[string]bool, len(in))
+	for _, c := range in {
+		c = embedder.NormalizeConcept(c)
+		if c != "" && !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// metadata checks that raw is a JSON object within the size limit and
+// returns it compacted (nil for absent or null).
+func (v *validator) metadata(raw json.RawMessage, loc ...any) []byte {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] != '{' {
+		v.add("dict_type", "Input should be a valid dictionary", loc...)
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		v.add("json_invalid", "Invalid JSON", loc...)
+		return nil
+	}
+	if buf.Len() > maxMetadata {
+		v.add("value_error", fmt.Sprintf("metadata must be at most %d bytes serialized", maxMetadata), loc...)
+		return nil
+	}
+	if buf.String() == "{}" {
+		return nil
+	}
+	return buf.Bytes()
+}
+
+// uuids parses a list of atom IDs: malformed and repeated IDs are errors.
+func (v *validator) uuids(in []string, max int, loc ...any) []raftfsm.ID {
+	if len(in) > max {
+		v.add("too_long", fmt.Sprintf("List should have at most %d items", max), loc...)
+		return nil
+	}
+	out := make([]raftfsm.ID, 0, len(in))
+	seen := make(map[raftfsm.ID]bool, len(in))
+	for i, s := range in {
+		id, err := raftfsm.ParseID(strings.TrimSpace(s))
+		sub := append(append([]any{}, loc...), i)
+		if err != nil {
+			v.add("uuid_parsing", "Input should be a valid UUID", sub...)
+			continue
+		}
+		if seen[id] {
+			v.add("value_error", "Duplicate ID "+id.String(), sub...)
+			continue
+		}
+		seen[id] = true
+		out = append(out, id)
+	}
+	return out
+}
+
+func unionStrings(lists ...[]string) []string {
+	var out []string
+	seen := make(map[string]bool)
+	for _, l := range lists {
+		for _, s := range l {
+			if s != "" && !seen[s] {
+				seen[s] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}

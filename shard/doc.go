@@ -1,0 +1,30 @@
+// Package shard runs the Raft groups of one hebb node.
+//
+// A group is one hashicorp/raft instance replicating one StateMachine, with a
+// raft-boltdb/v2 log and stable store (fsync on) and a file snapshot store,
+// kept under DataDir/raft/group-<id>/. A node hosts many groups: the meta
+// group (id 0) and the data groups (1..N). Every group of a node, and the
+// node-to-node RPC stream, share one TCP listener: each connection starts with
+// a 9-byte mux header (magic "hebb", a kind byte, a big-endian uint32 group
+// id) and is then handed to that group's raft transport or to the RPC handler.
+//
+// The StateMachine contract (the same as raft's FSM):
+//   - Apply is deterministic and called in log order, never concurrently with
+//     itself, Snapshot or Restore; its result is what Propose returns.
+//   - Snapshot is called with no Apply running and must only capture state; the
+//     returned write function runs later, concurrently with Apply, and must not
+//     touch live state.
+//   - Restore discards all state and replaces it with the snapshot's.
+//
+// Invariants:
+//   - A node's raft ServerID is NodeConfig.NodeID and its ServerAddress is the
+//     node's advertised address, the same for every group it hosts.
+//   - A connection for a group that is not started is closed; raft retries, so
+//     groups may be started in any order (data groups after the meta group).
+//   - ReadIndex never writes to the Raft log in the steady state: one barrier
+//     per leadership term, then a leadership check and a wait for the local
+//     StateMachine to catch up with the commit index.
+//   - Snapshots written by this package carry a small header (the index of the
+//     last command applied) in front of the StateMachine's bytes, so that a
+//     restored group knows which commands its state already contains.
+package shard

@@ -1,0 +1,21 @@
+package shard
+
+import "errors"
+
+// Sentinel errors of package shard. Callers compare with errors.Is: the errors
+// returned by this package wrap one of these together with the underlying
+// raft error and the group id.
+var (
+	// ErrNotLeader means this node does not lead the group (or lost leadership
+	// before the operation finished); retry on the leader.
+	ErrNotLeader = errors.New("shard: not leader")
+	// ErrTimeout means the context's deadline passed before the operation
+	// finished; a proposal may still be committed later.
+	ErrTimeout = errors.New("shard: timeout")
+	// ErrShutdown means the group or node has been closed.
+	ErrShutdown = errors.New("shard: shutdown")
+	// ErrUnknownGroup means the group is not started on this node.
+	ErrUnknownGroup = errors.New("shard: unknown group")
+	// ErrGroupStarted means StartGroup was called twice for one group id.
+	ErrGroupStarted = errors.New("shard: group already started")
+)

@@ -1,0 +1,173 @@
+package shard
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+)
+
+// StateMachine is what a group replicates. Apply is deterministic and called
+// in log order, never concurrently with itself, Snapshot or Restore. Snapshot
+// is called with no Apply running and must be fast (capture state); the
+// returned write function runs later, concurrently with Apply, and must not
+// touch live state. Restore discards all state and replaces it with the
+// snapshot's.
+type StateMachine interface {
+	Apply(index uint64, cmd []byte) any
+	Snapshot() (func(w io.Writer) error, error)
+	Restore(r io.Reader) error
+}
+
+// Snapshot framing: magic, version, index of the last command applied.
+const snapshotHeaderLen = 13
+
+var (
+	snapshotMagic   = [4]byte{'h', 'b', 's', 'n'}
+	snapshotVersion = byte(1)
+	errBadSnapshot  = errors.New("shard: bad snapshot header")
+)
+
+// fsmAdapter adapts a StateMachine to raft.FSM and tracks the index of the
+// last command the StateMachine reflects, for ReadIndex.
+type fsmAdapter struct {
+	sm      StateMachine
+	lastCmd atomic.Uint64
+
+	mu      sync.Mutex
+	waiters map[chan struct{}]uint64 // closed once lastCmd reaches the index
+	nwait   atomic.Int64
+}
+
+var _ raft.FSM = (*fsmAdapter)(nil)
+
+func newFSMAdapter(sm StateMachine) *fsmAdapter {
+	return &fsmAdapter{sm: sm, waiters: make(map[chan struct{}]uint64)}
+}
+
+func (a *fsmAdapter) applied() uint64 { return a.lastCmd.Load() }
+
+// Apply is called by raft for command entries only.
+func (a *fsmAdapter) Apply(l *raft.Log) any {
+	if l.Type != raft.LogCommand {
+		return nil
+	}
+	res := a.sm.Apply(l.Index, l.Data)
+	a.setApplied(l.Index)
+	return res
+}
+
+func (a *fsmAdapter) Snapshot() (raft.FSMSnapshot, error) {
+	write, err := a.sm.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("cannot snapshot state machine: %w", err)
+	}
+	return &fsmSnapshot{lastCmd: a.lastCmd.Load(), write: write}, nil
+}
+
+func (a *fsmAdapter) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	lastCmd, err := readSnapshotHeader(rc)
+	if err != nil {
+		return err
+	}
+	if err := a.sm.Restore(rc); err != nil {
+		return fmt.Errorf("cannot restore state machine: %w", err)
+	}
+	a.setApplied(lastCmd)
+	return nil
+}
+
+func (a *fsmAdapter) setApplied(idx uint64) {
+	a.lastCmd.Store(idx)
+	if a.nwait.Load() == 0 {
+		return
+	}
+	a.mu.Lock()
+	for ch, want := range a.waiters {
+		if want <= idx {
+			close(ch)
+			delete(a.waiters, ch)
+		}
+	}
+	a.nwait.Store(int64(len(a.waiters)))
+	a.mu.Unlock()
+}
+
+// waitApplied blocks until the StateMachine reflects the command at idx.
+func (a *fsmAdapter) waitApplied(ctx context.Context, idx uint64, done <-chan struct{}) error {
+	if a.lastCmd.Load() >= idx {
+		return nil
+	}
+	ch := make(chan struct{})
+	a.mu.Lock()
+	a.waiters[ch] = idx
+	a.nwait.Store(int64(len(a.waiters)))
+	a.mu.Unlock()
+	if a.lastCmd.Load() >= idx { // applied before the waiter was visible
+		a.dropWaiter(ch)
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		a.dropWaiter(ch)
+		return ctxError(ctx)
+	case <-done:
+		a.dropWaiter(ch)
+		return ErrShutdown
+	}
+}
+
+func (a *fsmAdapter) dropWaiter(ch chan struct{}) {
+	a.mu.Lock()
+	delete(a.waiters, ch)
+	a.nwait.Store(int64(len(a.waiters)))
+	a.mu.Unlock()
+}
+
+// fsmSnapshot writes the snapshot header and then the StateMachine's bytes.
+type fsmSnapshot struct {
+	lastCmd uint64
+	write   func(w io.Writer) error
+}
+
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	err := writeSnapshotHeader(sink, s.lastCmd)
+	if err == nil {
+		err = s.write(sink)
+	}
+	if err != nil {
+		sink.Cancel()
+		return fmt.Errorf("cannot persist snapshot: %w", err)
+	}
+	return sink.Close()
+}
+
+func (s *fsmSnapshot) Release() {}
+
+func writeSnapshotHeader(w io.Writer, lastCmd uint64) error {
+	var b [snapshotHeaderLen]byte
+	copy(b[:], snapshotMagic[:])
+	b[4] = snapshotVersion
+	binary.BigEndian.PutUint64(b[5:], lastCmd)
+	_, err := w.Write(b[:])
+	return err
+}
+
+func readSnapshotHeader(r io.Reader) (lastCmd uint64, err error) {
+	var b [snapshotHeaderLen]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return 0, fmt.Errorf("cannot read snapshot header: %w", err)
+	}
+	if [4]byte(b[:4]) != snapshotMagic || b[4] != snapshotVersion {
+		return 0, errBadSnapshot
+	}
+	return binary.BigEndian.Uint64(b[5:]), nil
+}

@@ -1,0 +1,380 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
+)
+
+// Defaults of GroupConfig and of the raft timing used by every group.
+const (
+	DefaultSnapshotThreshold = 8192
+	DefaultSnapshotInterval  = 30 * time.Second
+	DefaultTrailingLogs      = 10240
+	// DefaultTimeout bounds Propose, ReadIndex and membership changes whose
+	// context has no deadline.
+	DefaultTimeout = 10 * time.Second
+
+	snapshotsRetained = 2
+	logCacheSize      = 512
+	transportMaxPool  = 3
+	transportTimeout  = 10 * time.Second
+)
+
+// GroupConfig configures one Raft group.
+type GroupConfig struct {
+	ID                uint32
+	Bootstrap         bool          // when the group has no existing state: bootstrap a one-voter config (this node)
+	SnapshotThreshold uint64        // default 8192 log entries
+	SnapshotInterval  time.Duration // default 30s (how often raft checks the threshold)
+	TrailingLogs      uint64        // default 10240
+}
+
+func (c GroupConfig) withDefaults() GroupConfig {
+	if c.SnapshotThreshold == 0 {
+		c.SnapshotThreshold = DefaultSnapshotThreshold
+	}
+	if c.SnapshotInterval == 0 {
+		c.SnapshotInterval = DefaultSnapshotInterval
+	}
+	if c.TrailingLogs == 0 {
+		c.TrailingLogs = DefaultTrailingLogs
+	}
+	return c
+}
+
+// raftConfig is raft's default configuration tuned for loopback and LAN
+// latencies.
+func raftConfig(nodeID string, c GroupConfig, logger hclog.Logger) *raft.Config {
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(nodeID)
+	rc.HeartbeatTimeout = 500 * time.Millisecond
+	rc.ElectionTimeout = 500 * time.Millisecond
+	rc.LeaderLeaseTimeout = 250 * time.Millisecond
+	rc.CommitTimeout = 5 * time.Millisecond
+	rc.BatchApplyCh = true
+	rc.SnapshotThreshold = c.SnapshotThreshold
+	rc.SnapshotInterval = c.SnapshotInterval
+	rc.TrailingLogs = c.TrailingLogs
+	rc.Logger = logger
+	return rc
+}
+
+// Group is one Raft group hosted by a Node.
+type Group struct {
+	id    uint32
+	cfg   GroupConfig
+	node  *Node
+	log   *slog.Logger
+	raft  *raft.Raft
+	fsm   *fsmAdapter
+	logs  raft.LogStore // the store behind a cache; entries are read by ReadIndex
+	store *raftboltdb.BoltStore
+	snaps *raft.FileSnapshotStore
+	done  chan struct{}
+
+	// readyTerm is the last leadership term in which a ReadIndex barrier was
+	// committed and applied, so that reads write to the log once per term.
+	readyTerm atomic.Uint64
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// openGroup opens the stores of group cfg.ID under the node's data directory,
+// bootstraps it when asked and new, and starts its raft.
+func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) {
+	cfg = cfg.withDefaults()
+	log := n.log.With("group", cfg.ID)
+	hlog := newHCLogger(log)
+	dir := filepath.Join(n.cfg.DataDir, "raft", "group-"+strconv.FormatUint(uint64(cfg.ID), 10))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot create %s: %w", dir, err)
+	}
+	layer, err := n.registerLayer(cfg.ID)
+	if err != nil {
+		return nil, err
+	}
+	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream: layer, MaxPool: transportMaxPool, Timeout: transportTimeout, Logger: hlog,
+	})
+	defer func() {
+		if err != nil {
+			trans.Close()
+		}
+	}()
+	store, err := openLogStore(filepath.Join(dir, "raft.db"))
+	if err != nil {
+		return nil, fmt.Errorf("cannot open log store: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			store.Close()
+		}
+	}()
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetained, hlog)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open snapshot store: %w", err)
+	}
+	logs, err := raft.NewLogCache(logCacheSize, store)
+	if err != nil {
+		return nil, fmt.Errorf("cannot create log cache: %w", err)
+	}
+	rc := raftConfig(n.cfg.NodeID, cfg, hlog)
+	if cfg.Bootstrap {
+		if err := bootstrapIfNew(rc, logs, store, snaps, trans); err != nil {
+			return nil, err
+		}
+	}
+	fsm := newFSMAdapter(sm)
+	r, err := raft.NewRaft(rc, fsm, logs, store, snaps, trans)
+	if err != nil {
+		return nil, fmt.Errorf("cannot start raft: %w", err)
+	}
+	return &Group{
+		id: cfg.ID, cfg: cfg, node: n, log: log, raft: r, fsm: fsm,
+		logs: logs, store: store, snaps: snaps, done: make(chan struct{}),
+	}, nil
+}
+
+// boltLockTimeout bounds the wait for the lock of a raft.db another process
+// (or node) holds. A variable so tests can shorten it.
+var boltLockTimeout = 5 * time.Second
+
+// openLogStore opens the raft log and stable store, fsync on.
+func openLogStore(path string) (*raftboltdb.BoltStore, error) {
+	opts := *bbolt.DefaultOptions
+	opts.Timeout = boltLockTimeout
+	return raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &opts, NoSync: false})
+}
+
+// bootstrapIfNew writes a one-voter configuration (this node) when the group
+// has no state yet.
+func bootstrapIfNew(rc *raft.Config, logs raft.LogStore, store *raftboltdb.BoltStore,
+	snaps raft.SnapshotStore, trans raft.Transport) error {
+	exists, err := raft.HasExistingState(logs, store, snaps)
+	if err != nil {
+		return fmt.Errorf("cannot inspect existing state: %w", err)
+	}
+	if exists {
+		return nil
+	}
+	conf := raft.Configuration{Servers: []raft.Server{
+		{Suffrage: raft.Voter, ID: rc.LocalID, Address: trans.LocalAddr()},
+	}}
+	if err := raft.BootstrapCluster(rc, logs, store, snaps, trans, conf); err != nil {
+		return fmt.Errorf("cannot bootstrap: %w", err)
+	}
+	return nil
+}
+
+// ID is the group id.
+func (g *Group) ID() uint32 { return g.id }
+
+// Raft exposes the underlying raft instance (membership, stats, snapshots).
+func (g *Group) Raft() *raft.Raft { return g.raft }
+
+// IsLeader reports whether this node currently leads the group.
+func (g *Group) IsLeader() bool { return g.raft.State() == raft.Leader }
+
+// Leader returns the ServerID and address of the known leader, "" when none.
+func (g *Group) Leader() (id, addr string) {
+	a, i := g.raft.LeaderWithID()
+	return string(i), string(a)
+}
+
+// AppliedIndex is the log index of the last command reflected in the local
+// StateMachine (applied, or contained in the snapshot it was restored from).
+func (g *Group) AppliedIndex() uint64 { return g.fsm.applied() }
+
+// Stats returns raft's statistics plus the group id and AppliedIndex.
+func (g *Group) Stats() map[string]string {
+	s := g.raft.Stats()
+	s["group"] = strconv.FormatUint(uint64(g.id), 10)
+	s["applied_command_index"] = strconv.FormatUint(g.AppliedIndex(), 10)
+	return s
+}
+
+// Propose replicates cmd through the group's log and returns the
+// StateMachine's Apply result. Errors wrap ErrNotLeader, ErrTimeout (ctx
+// deadline, DefaultTimeout when ctx has none) or ErrShutdown. After
+// ErrTimeout the command may still be committed.
+func (g *Group) Propose(ctx context.Context, cmd []byte) (any, error) {
+	ctx, cancel := withDefaultTimeout(ctx)
+	defer cancel()
+	if err := g.usable(ctx); err != nil {
+		return nil, fmt.Errorf("cannot propose to group %d: %w", g.id, err)
+	}
+	f := g.raft.Apply(cmd, untilDeadline(ctx))
+	if err := g.await(ctx, f); err != nil {
+		return nil, fmt.Errorf("cannot propose to group %d: %w", g.id, err)
+	}
+	return f.Response(), nil
+}
+
+// WaitLeader blocks until some leader of the group is known.
+func (g *Group) WaitLeader(ctx context.Context) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if addr, _ := g.raft.LeaderWithID(); addr != "" {
+			return nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return fmt.Errorf("cannot find leader of group %d: %w", g.id, ctxError(ctx))
+		case <-g.done:
+			return fmt.Errorf("cannot find leader of group %d: %w", g.id, ErrShutdown)
+		}
+	}
+}
+
+// AddVoter adds (or promotes) a voter; only on the leader.
+func (g *Group) AddVoter(ctx context.Context, id, addr string) error {
+	return g.changeMembership(ctx, "add voter "+id, func(t time.Duration) raft.Future {
+		return g.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, t)
+	})
+}
+
+// AddNonvoter adds a non-voting member that receives the log; only on the
+// leader.
+func (g *Group) AddNonvoter(ctx context.Context, id, addr string) error {
+	return g.changeMembership(ctx, "add non-voter "+id, func(t time.Duration) raft.Future {
+		return g.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, t)
+	})
+}
+
+// RemoveServer removes a member; only on the leader.
+func (g *Group) RemoveServer(ctx context.Context, id string) error {
+	return g.changeMembership(ctx, "remove "+id, func(t time.Duration) raft.Future {
+		return g.raft.RemoveServer(raft.ServerID(id), 0, t)
+	})
+}
+
+func (g *Group) changeMembership(ctx context.Context, what string, start func(time.Duration) raft.Future) error {
+	ctx, cancel := withDefaultTimeout(ctx)
+	defer cancel()
+	if err := g.usable(ctx); err != nil {
+		return fmt.Errorf("cannot %s in group %d: %w", what, g.id, err)
+	}
+	if err := g.await(ctx, start(untilDeadline(ctx))); err != nil {
+		return fmt.Errorf("cannot %s in group %d: %w", what, g.id, err)
+	}
+	return nil
+}
+
+// usable returns the error an operation should fail with before it starts.
+func (g *Group) usable(ctx context.Context) error {
+	select {
+	case <-g.done:
+		return ErrShutdown
+	default:
+	}
+	if ctx.Err() != nil {
+		return ctxError(ctx)
+	}
+	return nil
+}
+
+// await waits for f, the context or the group's shutdown and maps raft's
+// errors onto the package's sentinels.
+func (g *Group) await(ctx context.Context, f raft.Future) error {
+	res := make(chan error, 1)
+	go func() { res <- f.Error() }()
+	select {
+	case err := <-res:
+		return raftError(err)
+	case <-ctx.Done():
+		return ctxError(ctx)
+	case <-g.done:
+		return ErrShutdown
+	}
+}
+
+// close snapshots the group if its log has grown enough, shuts raft down and
+// closes the log store. Idempotent.
+func (g *Group) close() error {
+	g.closeOnce.Do(func() {
+		close(g.done)
+		g.snapshotIfGrown()
+		var errs []error
+		if err := g.raft.Shutdown().Error(); err != nil {
+			errs = append(errs, fmt.Errorf("cannot shut down raft of group %d: %w", g.id, err))
+		}
+		if err := g.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("cannot close log store of group %d: %w", g.id, err))
+		}
+		g.node.removeGroup(g)
+		g.closeErr = errors.Join(errs...)
+	})
+	return g.closeErr
+}
+
+// snapshotIfGrown takes a snapshot when the applied log has grown by at least
+// SnapshotThreshold/4 entries since the last snapshot, so that a restart
+// replays little. Best effort.
+func (g *Group) snapshotIfGrown() {
+	var last uint64
+	metas, err := g.snaps.List()
+	if err == nil && len(metas) > 0 {
+		last = metas[0].Index
+	}
+	if g.raft.AppliedIndex() < last+g.cfg.SnapshotThreshold/4 {
+		return
+	}
+	if err := g.raft.Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		g.log.Warn("cannot snapshot group on close", "err", err)
+	}
+}
+
+// raftError maps raft's errors onto the package's sentinels, keeping the
+// original in the chain.
+func raftError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipLost),
+		errors.Is(err, raft.ErrLeadershipTransferInProgress), errors.Is(err, raft.ErrAbortedByRestore):
+		return fmt.Errorf("%w: %w", ErrNotLeader, err)
+	case errors.Is(err, raft.ErrRaftShutdown), errors.Is(err, raft.ErrTransportShutdown):
+		return fmt.Errorf("%w: %w", ErrShutdown, err)
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
+	}
+	return err
+}
+
+// ctxError is the error of a finished context: ErrTimeout for a deadline.
+func ctxError(ctx context.Context) error {
+	err := ctx.Err()
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
+	}
+	return err
+}
+
+func withDefaultTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, DefaultTimeout)
+}
+
+// untilDeadline is the raft enqueue timeout matching ctx (which has one).
+func untilDeadline(ctx context.Context) time.Duration {
+	dl, _ := ctx.Deadline()
+	return max(time.Until(dl), time.Millisecond)
+}

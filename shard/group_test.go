@@ -1,0 +1,227 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+func TestSingleNodeBootstrap(t *testing.T) {
+	n := newTestNode(t, "n1", t.TempDir())
+	sm := newKV()
+	start := time.Now()
+	g := startGroup(t, n, GroupConfig{ID: 0, Bootstrap: true}, sm)
+	if err := g.WaitLeader(testCtx(t)); err != nil {
+		t.Fatalf("WaitLeader: %v", err)
+	}
+	waitLeader(t, g)
+	t.Logf("single node elected itself in %v", time.Since(start))
+
+	if id, addr := g.Leader(); id != "n1" || addr != n.Addr() {
+		t.Fatalf("Leader() = %q, %q; want n1, %s", id, addr, n.Addr())
+	}
+	first := propose(t, g, "a=1")
+	second := propose(t, g, "a=2")
+	if first.Prev != "" || second.Prev != "1" || second.Index <= first.Index {
+		t.Fatalf("Apply results %+v, %+v", first, second)
+	}
+	if got := g.AppliedIndex(); got != second.Index {
+		t.Fatalf("AppliedIndex() = %d, want %d", got, second.Index)
+	}
+	if err := g.ReadIndex(testCtx(t)); err != nil {
+		t.Fatalf("ReadIndex: %v", err)
+	}
+	if sm.get("a") != "2" {
+		t.Fatalf("state a = %q", sm.get("a"))
+	}
+	if s := g.Stats(); s["group"] != "0" || s["state"] != "Leader" {
+		t.Fatalf("Stats() = %v", s)
+	}
+	if gs := n.Groups(); len(gs) != 1 || n.Group(0) != g || n.Group(1) != nil {
+		t.Fatalf("Groups() = %v", gs)
+	}
+}
+
+func TestGroupErrors(t *testing.T) {
+	n := newTestNode(t, "n1", t.TempDir())
+	g := startGroup(t, n, GroupConfig{ID: 3, Bootstrap: true}, newKV())
+	waitLeader(t, g)
+
+	if _, err := n.StartGroup(GroupConfig{ID: 3}, newKV()); !errors.Is(err, ErrGroupStarted) {
+		t.Fatalf("second StartGroup: %v, want ErrGroupStarted", err)
+	}
+	expired, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	canceled, cancel2 := context.WithCancel(context.Background())
+	cancel2()
+
+	tests := []struct {
+		name string
+		ctx  context.Context
+		want error
+	}{
+		{"deadline passed", expired, ErrTimeout},
+		{"canceled", canceled, context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := g.Propose(tt.ctx, []byte("k=v")); !errors.Is(err, tt.want) {
+				t.Errorf("Propose: %v, want %v", err, tt.want)
+			}
+			if err := g.ReadIndex(tt.ctx); !errors.Is(err, tt.want) {
+				t.Errorf("ReadIndex: %v, want %v", err, tt.want)
+			}
+		})
+	}
+
+	if err := n.StopGroup(3); err != nil {
+		t.Fatalf("StopGroup: %v", err)
+	}
+	if _, err := g.Propose(testCtx(t), []byte("k=v")); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("Propose after stop: %v, want ErrShutdown", err)
+	}
+	if err := g.ReadIndex(testCtx(t)); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("ReadIndex after stop: %v, want ErrShutdown", err)
+	}
+	if err := n.StopGroup(3); !errors.Is(err, ErrUnknownGroup) {
+		t.Fatalf("StopGroup twice: %v, want ErrUnknownGroup", err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := n.StartGroup(GroupConfig{ID: 4, Bootstrap: true}, newKV()); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("StartGroup after Close: %v, want ErrShutdown", err)
+	}
+}
+
+func TestReadIndexSteadyStateWritesNothing(t *testing.T) {
+	n := newTestNode(t, "n1", t.TempDir())
+	g := startGroup(t, n, GroupConfig{ID: 1, Bootstrap: true}, newKV())
+	waitLeader(t, g)
+	propose(t, g, "x=1")
+	if err := g.ReadIndex(testCtx(t)); err != nil { // may commit this term's barrier
+		t.Fatalf("first ReadIndex: %v", err)
+	}
+	last := g.Raft().LastIndex()
+	for i := range 20 {
+		if err := g.ReadIndex(testCtx(t)); err != nil {
+			t.Fatalf("ReadIndex %d: %v", i, err)
+		}
+	}
+	if got := g.Raft().LastIndex(); got != last {
+		t.Fatalf("ReadIndex wrote to the log: last index %d -> %d", last, got)
+	}
+}
+
+func TestRestartRestoresSnapshotAndLog(t *testing.T) {
+	dir := t.TempDir()
+	cfg := GroupConfig{ID: 2, Bootstrap: true, SnapshotThreshold: 16, SnapshotInterval: 50 * time.Millisecond, TrailingLogs: 8}
+	n := newTestNode(t, "n1", dir)
+	g := startGroup(t, n, cfg, newKV())
+	waitLeader(t, g)
+	want := make(map[string]string)
+	write := func(g *Group, i int) {
+		k, v := fmt.Sprintf("k%d", i%17), fmt.Sprintf("v%d", i)
+		propose(t, g, k+"="+v)
+		want[k] = v
+	}
+	for i := range 60 {
+		write(g, i)
+	}
+	if err := g.Raft().Snapshot().Error(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		t.Fatalf("Snapshot: %v", err)
+	}
+	for i := 60; i < 70; i++ { // replayed from the log after the restore
+		write(g, i)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	n2 := newTestNode(t, "n1", dir)
+	sm := newKV()
+	g2 := startGroup(t, n2, cfg, sm)
+	if sm.restoreCount() == 0 {
+		t.Fatalf("no snapshot restored on start")
+	}
+	waitLeader(t, g2)
+	if err := g2.ReadIndex(testCtx(t)); err != nil {
+		t.Fatalf("ReadIndex after restart: %v", err)
+	}
+	if got := sm.snapshotData(); !maps.Equal(got, want) {
+		t.Fatalf("state after restart = %v, want %v", got, want)
+	}
+	write(g2, 70)
+	if err := g2.ReadIndex(testCtx(t)); err != nil {
+		t.Fatalf("ReadIndex after write: %v", err)
+	}
+	if got := sm.snapshotData(); !maps.Equal(got, want) {
+		t.Fatalf("state after restart and write = %v, want %v", got, want)
+	}
+}
+
+func TestCloseSnapshotsGrownLog(t *testing.T) {
+	tests := []struct {
+		name      string
+		writes    int
+		wantSnaps bool
+	}{
+		{"grown by a quarter", 30, true},
+		{"barely grown", 3, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			n := newTestNode(t, "n1", dir)
+			g := startGroup(t, n, GroupConfig{ID: 5, Bootstrap: true, SnapshotThreshold: 100}, newKV())
+			waitLeader(t, g)
+			for i := range tt.writes {
+				propose(t, g, fmt.Sprintf("k=%d", i))
+			}
+			if err := n.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+			snaps, err := raft.NewFileSnapshotStore(filepath.Join(dir, "raft", "group-5"), 2, nil)
+			if err != nil {
+				t.Fatalf("open snapshot store: %v", err)
+			}
+			metas, err := snaps.List()
+			if err != nil {
+				t.Fatalf("list snapshots: %v", err)
+			}
+			if got := len(metas) > 0; got != tt.wantSnaps {
+				t.Fatalf("snapshot taken on close = %v, want %v", got, tt.wantSnaps)
+			}
+		})
+	}
+}
+
+func TestDataDirLockedByAnotherNode(t *testing.T) {
+	old := boltLockTimeout
+	boltLockTimeout = 100 * time.Millisecond
+	t.Cleanup(func() { boltLockTimeout = old })
+
+	dir := t.TempDir()
+	a := newTestNode(t, "a", dir)
+	startGroup(t, a, GroupConfig{ID: 0, Bootstrap: true}, newKV())
+	b := newTestNode(t, "b", dir)
+	if _, err := b.StartGroup(GroupConfig{ID: 0, Bootstrap: true}, newKV()); err == nil {
+		t.Fatalf("second node opened a locked raft.db")
+	}
+	if b.Group(0) != nil {
+		t.Fatalf("failed group is registered")
+	}
+	// The failed start released the group id.
+	if _, err := b.StartGroup(GroupConfig{ID: 0}, newKV()); err == nil || errors.Is(err, ErrGroupStarted) {
+		t.Fatalf("second attempt: %v, want a lock error", err)
+	}
+}

@@ -1,0 +1,78 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/raft"
+)
+
+// ReadIndex is the linearizable-read barrier: when it returns nil, this node
+// was the leader after the call started and the local StateMachine has
+// applied every command committed before the call. Errors wrap ErrNotLeader,
+// ErrTimeout or ErrShutdown. In the steady state it writes nothing to the
+// log: the first read of a leadership term commits one barrier, later reads
+// only confirm leadership with a heartbeat round.
+func (g *Group) ReadIndex(ctx context.Context) error {
+	ctx, cancel := withDefaultTimeout(ctx)
+	defer cancel()
+	if err := g.readIndex(ctx); err != nil {
+		return fmt.Errorf("cannot read group %d: %w", g.id, err)
+	}
+	return nil
+}
+
+func (g *Group) readIndex(ctx context.Context) error {
+	if err := g.usable(ctx); err != nil {
+		return err
+	}
+	if g.raft.State() != raft.Leader {
+		return ErrNotLeader
+	}
+	term := g.raft.CurrentTerm()
+	ci := g.raft.CommitIndex()
+	if err := g.await(ctx, g.raft.VerifyLeader()); err != nil {
+		return err
+	}
+	if g.raft.CurrentTerm() != term || g.readyTerm.Load() != term {
+		// A new leader may not know the commit index of earlier terms until an
+		// entry of its own term commits. The barrier's future returns once the
+		// FSM has applied it, and it lies after everything committed before
+		// this call.
+		if err := g.await(ctx, g.raft.Barrier(untilDeadline(ctx))); err != nil {
+			return err
+		}
+		g.readyTerm.Store(term)
+		return nil
+	}
+	target, err := g.lastCommandUpTo(ci)
+	if err != nil {
+		return err
+	}
+	return g.fsm.waitApplied(ctx, target, g.done)
+}
+
+// lastCommandUpTo returns the index of the last command entry in
+// (AppliedIndex, ci], 0 when there is none. raft's own applied index runs
+// ahead of the FSM and counts entries the FSM never sees (noop, barrier,
+// configuration), so the log is inspected. An entry missing because the log
+// was compacted is covered by a snapshot the FSM already holds: compaction
+// only follows a snapshot of, or a restore into, this FSM.
+func (g *Group) lastCommandUpTo(ci uint64) (uint64, error) {
+	applied := g.fsm.applied()
+	for idx := ci; idx > applied; idx-- {
+		var entry raft.Log
+		err := g.logs.GetLog(idx, &entry)
+		if errors.Is(err, raft.ErrLogNotFound) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("cannot read log entry %d: %w", idx, err)
+		}
+		if entry.Type == raft.LogCommand {
+			return idx, nil
+		}
+	}
+	return 0, nil
+}

@@ -1,0 +1,97 @@
+package vecmath
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+)
+
+const benchRows = 100_000
+
+// benchArena is one shared 100k x 512 arena (~205 MB); dim 384 uses its
+// prefix, so the benchmarks allocate it once.
+var benchArena = sync.OnceValue(func() []float32 {
+	return randVec(newRand(100), benchRows*512)
+})
+
+// benchArenaKernel reports ns/op for one full scan and MB/s of arena read.
+func benchArenaKernel(b *testing.B, kernel func(q, arena []float32, dim int, out []float32)) {
+	for _, dim := range []int{384, 512} {
+		b.Run(fmt.Sprintf("rows=%d/dim=%d", benchRows, dim), func(b *testing.B) {
+			arena := benchArena()[:benchRows*dim]
+			q := randUnit(newRand(101), dim)
+			out := make([]float32, benchRows)
+			b.SetBytes(int64(len(arena)) * 4)
+			b.ResetTimer()
+			for b.Loop() {
+				kernel(q, arena, dim, out)
+			}
+		})
+	}
+}
+
+func BenchmarkDotArena(b *testing.B) { benchArenaKernel(b, DotArena) }
+
+func BenchmarkDotArenaRef(b *testing.B) { benchArenaKernel(b, DotArenaRef) }
+
+// BenchmarkDotArenaScalar is DotArena on a machine where vek has no SIMD.
+func BenchmarkDotArenaScalar(b *testing.B) {
+	accelerated = false
+	b.Cleanup(func() { accelerated = hardwareSIMD })
+	benchArenaKernel(b, DotArena)
+}
+
+func BenchmarkDot(b *testing.B) {
+	for _, dim := range []int{384, 512} {
+		b.Run(fmt.Sprintf("dim=%d", dim), func(b *testing.B) {
+			r := newRand(102)
+			x, y := randVec(r, dim), randVec(r, dim)
+			b.SetBytes(int64(dim) * 8)
+			var sink float32
+			for b.Loop() {
+				sink += Dot(x, y)
+			}
+			_ = sink
+		})
+	}
+}
+
+func BenchmarkTopK(b *testing.B) {
+	scores := randScores(newRand(103), benchRows, "uniform")
+	dst := make([]int, 0, 10)
+	b.Run(fmt.Sprintf("n=%d/k=10", benchRows), func(b *testing.B) {
+		for b.Loop() {
+			dst = TopK(scores, 10, dst)
+		}
+	})
+	b.Run(fmt.Sprintf("ref/n=%d/k=10", benchRows), func(b *testing.B) {
+		for b.Loop() {
+			_ = TopKRef(scores, 10)
+		}
+	})
+}
+
+func BenchmarkNearest(b *testing.B) {
+	const dim = 384
+	arena := benchArena()[:benchRows*dim]
+	q := randUnit(newRand(104), dim)
+	skip := func(i int) bool { return i%100 == 0 }
+	b.SetBytes(int64(len(arena)) * 4)
+	for b.Loop() {
+		Nearest(q, arena, dim, benchRows, skip)
+	}
+}
+
+func BenchmarkMMR(b *testing.B) {
+	rel, vecs := randCandidates(newRand(105), 100, 384, false)
+	b.Run("n=100/k=10/dim=384", func(b *testing.B) {
+		for b.Loop() {
+			MMR(rel, vecs, 10, 0.5, 1)
+		}
+	})
+	b.Run("ref/n=100/k=10/dim=384", func(b *testing.B) {
+		for b.Loop() {
+			MMRRef(rel, vecs, 10, 0.5, 1)
+		}
+	})
+}
