@@ -36,6 +36,15 @@ type WriteCmd struct {
 	Tenant string
 	Batch  bool
 	Items  []WriteItem
+	Idem   *Idempotency // write-batch with an Idempotency-Key
+}
+
+// Idempotency identifies a retried request: the same Key with the same
+// BodyHash replays the first results; another body is a conflict.
+type Idempotency struct {
+	Key       string
+	BodyHash  [32]byte
+	ExpiresAt int64 // unix microseconds
 }
 
 // WriteResult is the outcome of one item, as interface §2.2 reports it.
@@ -50,8 +59,9 @@ type WriteResult struct {
 // WriteResults is the apply result of a WriteCmd. Err is set when a single
 // write's supersede validation failed: then nothing was stored.
 type WriteResults struct {
-	Results []WriteResult
-	Err     *ApplyError
+	Results  []WriteResult
+	Err      *ApplyError
+	Replayed bool // an idempotent retry: Results are the first request's
 }
 
 // TouchCmd records accesses of atoms returned by reads.
@@ -132,6 +142,14 @@ func (c *WriteCmd) Encode() []byte {
 		e.bytes(it.Sealed)
 		e.f32s(it.Vector)
 	}
+	if c.Idem == nil {
+		e.u8(0)
+	} else {
+		e.u8(1)
+		e.str(c.Idem.Key)
+		e.b = append(e.b, c.Idem.BodyHash[:]...)
+		e.varint(c.Idem.ExpiresAt)
+	}
 	return e.b
 }
 
@@ -154,6 +172,13 @@ func decodeWrite(d *dec) *WriteCmd {
 		it.Type = AtomType(d.u8())
 		it.Sealed = d.bytes()
 		it.Vector = d.f32s()
+	}
+	if d.u8() == 1 {
+		c.Idem = &Idempotency{Key: d.str()}
+		h1, h2 := d.id(), d.id()
+		copy(c.Idem.BodyHash[:16], h1[:])
+		copy(c.Idem.BodyHash[16:], h2[:])
+		c.Idem.ExpiresAt = d.varint()
 	}
 	return c
 }

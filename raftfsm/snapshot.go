@@ -66,6 +66,11 @@ func (f *FSM) encodeState() []byte {
 			e.f64(ed.Valence)
 			e.varint(ed.UpdatedAt)
 		}
+		idem := t.sortedIdem()
+		e.uvarint(uint64(len(idem)))
+		for _, r := range idem {
+			e.idemRecord(r)
+		}
 	}
 	return e.b
 }
@@ -119,6 +124,11 @@ func decodeState(b []byte) (map[string]*tenant, int, error) {
 			e := &Edge{A: d.str(), B: d.str(), Weight: d.f64(), Count: d.varint(),
 				Valence: d.f64(), UpdatedAt: d.varint()}
 			t.edges.link(e)
+		}
+		idem := d.n(len(d.b))
+		for j := 0; j < idem && d.err == nil; j++ {
+			r := d.idemRecord()
+			t.idem[r.key] = r
 		}
 		tenants[t.id] = t
 	}

@@ -14,6 +14,7 @@ type tenant struct {
 	postings map[string][]*Atom // concept -> atoms carrying it, insertion order
 	feed     []*Atom            // every atom ordered by (CreatedAt, ID)
 	edges    edgeSet
+	idem     map[string]*idemRecord
 	// lastCreated keeps created_at strictly increasing inside the tenant, so
 	// the feed is append-only and a cursor is stable under concurrent writes.
 	lastCreated int64
@@ -28,6 +29,7 @@ func newTenant(id string) *tenant {
 		prints:   make(map[string][]*Atom),
 		postings: make(map[string][]*Atom),
 		edges:    newEdgeSet(),
+		idem:     make(map[string]*idemRecord),
 	}
 }
 

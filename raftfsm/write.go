@@ -12,7 +12,13 @@ const duplicateCos = 1 - 1e-6
 
 func (f *FSM) applyWrite(c *WriteCmd) *WriteResults {
 	t := f.tenantFor(c.Tenant)
+	if c.Idem != nil && len(c.Items) > 0 {
+		if res := t.replayOrConflict(c, c.Items[0].CreatedAt); res != nil {
+			return res
+		}
+	}
 	out := &WriteResults{Results: make([]WriteResult, len(c.Items))}
+	defer t.remember(c, out)
 	for i := range c.Items {
 		it := &c.Items[i]
 		// An existing external_ref answers before supersede validation, so a

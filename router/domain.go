@@ -47,10 +47,14 @@ func checkRoomID(id string) *apiError {
 	return nil
 }
 
-// roomLookup resolves a room address for a data-path call. Rooms are not
-// stored yet, so every well-formed address names no room.
-func (s *Server) roomLookup(c *call, id string) error {
-	return notFound("Room not found")
+// roomTenant resolves a room address for a data-path call to the room's
+// tenant, after the membership check (write asks for read_write scope).
+// Rooms are not stored yet, so every well-formed address names no room.
+func (s *Server) roomTenant(c *call, id string, write bool) (string, error) {
+	if err := checkRoomID(id); err != nil {
+		return "", err
+	}
+	return "", notFound("Room not found")
 }
 
 // privateDomain validates a domain that must not be a room (query,

@@ -119,18 +119,24 @@ func (s *Server) read(c *call) error {
 	if err := v.err(); err != nil {
 		return err
 	}
-	if req.Domain != nil {
-		kind, id, err := classifyDomain(*req.Domain)
-		if err != nil {
-			return err
-		}
-		if kind == domainRoom {
-			return s.roomLookup(c, id)
-		}
-		p.req.Domains = []string{*req.Domain}
-	}
 	p.req.Tenant = c.org
 	p.req.HideReplaced = c.settings.HideReplaced
+	if req.Domain != nil {
+		kind, id, derr := classifyDomain(*req.Domain)
+		if derr != nil {
+			return derr
+		}
+		if kind == domainRoom {
+			tenant, err := s.roomTenant(c, id, false)
+			if err != nil {
+				return err
+			}
+			p.req.Tenant = tenant
+			p.req.IncludeHistory = false
+		} else {
+			p.req.Domains = []string{*req.Domain}
+		}
+	}
 	resp, err := s.search(c, p)
 	if err != nil {
 		return err

@@ -63,6 +63,7 @@ type Server struct {
 	log     *slog.Logger
 	srv     *fasthttp.Server
 	touch   *toucher
+	quota   *quotas
 }
 
 // New builds the server; Serve starts it.
@@ -70,7 +71,7 @@ func New(cfg Config, b Backend, emb embedder.Embedder) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, backend: b, emb: emb, log: cfg.Logger}
+	s := &Server{cfg: cfg, backend: b, emb: emb, log: cfg.Logger, quota: newQuotas()}
 	s.touch = newToucher(b, cfg.Logger)
 	go s.touch.run()
 	s.srv = &fasthttp.Server{
@@ -117,7 +118,15 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	}
 	v1 := r.Group("/api/v1")
 	v1.POST("/memory/write", s.authed(s.write))
-	v1.POST("/memory/read", s.authed(s.read))
+	v1.POST("/memory/read", s.authed(s.counted(s.read)))
+	v1.POST("/memory/read-batch", s.authed(s.counted(s.readBatch)))
+	v1.POST("/memory/query", s.authed(s.counted(s.query)))
+	v1.POST("/memory/recent", s.authed(s.counted(s.recent)))
+	v1.POST("/memory/graph", s.authed(s.counted(s.graph)))
+	v1.POST("/memory/write-batch", s.authed(s.writeBatchHyphen))
+	v1.POST("/memory/write_batch", s.authed(s.writeBatchUnderscore))
+	v1.POST("/memory/feedback", s.authed(s.feedback))
+	v1.POST("/memory/consolidate", s.authed(s.consolidate))
 	v1.GET("/memory/atoms/{atom_id}", s.authed(s.getAtom))
 	v1.DELETE("/memory/atoms/{atom_id}", s.authed(s.deleteAtom))
 	v1.GET("/memory/atoms/{atom_id}/chain", s.authed(s.chain))

@@ -107,16 +107,21 @@ func (s *Server) write(c *call) error {
 	if err := v.err(); err != nil {
 		return err
 	}
+	tenant := c.org
 	if p.isRoom {
-		if err := checkRoomID(p.room); err != nil {
+		t, err := s.roomTenant(c, p.room, true)
+		if err != nil {
 			return err
 		}
-		return s.roomLookup(c, p.room)
+		tenant = t
+	}
+	if err := s.checkAtomLimit(c, tenant, 1); err != nil {
+		return err
 	}
 	if err := s.prepare(c, []*raftfsm.WriteItem{&p.item}); err != nil {
 		return err
 	}
-	cmd := raftfsm.WriteCmd{Tenant: c.org, Items: []raftfsm.WriteItem{p.item}}
+	cmd := raftfsm.WriteCmd{Tenant: tenant, Items: []raftfsm.WriteItem{p.item}}
 	res, err := s.proposeWrite(c, &cmd)
 	if err != nil {
 		return err

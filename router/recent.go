@@ -1,0 +1,134 @@
+package router
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"strings"
+	"time"
+
+	"github.com/hebbdb/hebb/raftfsm"
+)
+
+const (
+	maxRecentLimit     = 100
+	defaultRecentLimit = 20
+)
+
+type recentRequest struct {
+	Domain         *string `json:"domain"`
+	Since          *string `json:"since"`
+	Until          *string `json:"until"`
+	ExcludeAuthor  *string `json:"exclude_author"`
+	IncludeHistory *bool   `json:"include_history"`
+	Limit          *int    `json:"limit"`
+	Cursor         *string `json:"cursor"`
+}
+
+type recentJSON struct {
+	Items      []recentItemJSON `json:"items"`
+	NextCursor *string          `json:"next_cursor"`
+}
+
+// recent is POST /memory/recent: the queryless feed, newest first.
+func (s *Server) recent(c *call) error {
+	var req recentRequest
+	if err := decodeBody(c.ctx.PostBody(), &req, false); err != nil {
+		return err
+	}
+	v := &validator{}
+	q := raftfsm.RecentRequest{Tenant: c.org, Limit: defaultRecentLimit, HideReplaced: c.settings.HideReplaced,
+		IncludeHistory: boolOr(req.IncludeHistory, false)}
+	if req.Limit != nil {
+		v.intRange(*req.Limit, 1, maxRecentLimit, "limit")
+		q.Limit = *req.Limit
+	}
+	q.Since = v.instant(req.Since, "since")
+	q.Until = v.instant(req.Until, "until")
+	if req.ExcludeAuthor != nil {
+		q.ExcludeAuthor = *req.ExcludeAuthor
+	}
+	if req.Cursor != nil && *req.Cursor != "" {
+		cur, ok := decodeCursor(*req.Cursor)
+		if !ok {
+			v.add("value_error", "Invalid cursor: pass next_cursor from a previous response", "cursor")
+		}
+		q.Cursor = cur
+	}
+	if req.Domain != nil {
+		v.strLen(*req.Domain, 0, maxDomain, "domain")
+	}
+	if err := v.err(); err != nil {
+		return err
+	}
+	if req.Domain != nil {
+		kind, id, derr := classifyDomain(*req.Domain)
+		if derr != nil {
+			return derr
+		}
+		if kind == domainRoom {
+			tenant, err := s.roomTenant(c, id, false)
+			if err != nil {
+				return err
+			}
+			q.Tenant, q.IncludeHistory = tenant, false
+		} else {
+			q.Domains = []string{*req.Domain}
+		}
+	}
+	fsm, err := s.backend.ReadFSM(c.std, q.Tenant)
+	if err != nil {
+		return err
+	}
+	atoms, next := fsm.Recent(&q)
+	out := recentJSON{Items: make([]recentItemJSON, len(atoms))}
+	for i := range atoms {
+		out.Items[i] = renderRecent(&atoms[i])
+	}
+	if next != nil {
+		s := encodeCursor(next)
+		out.NextCursor = &s
+	}
+	return s.ok(c, out)
+}
+
+func encodeCursor(c *raftfsm.Cursor) string {
+	var b [24]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(c.CreatedAt))
+	copy(b[8:], c.ID[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+func decodeCursor(s string) (*raftfsm.Cursor, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != 24 {
+		return nil, false
+	}
+	c := &raftfsm.Cursor{CreatedAt: int64(binary.BigEndian.Uint64(b[:8]))}
+	copy(c.ID[:], b[8:])
+	return c, true
+}
+
+// instant parses an ISO-8601 instant; a naive datetime is read as UTC.
+func (v *validator) instant(s *string, loc ...any) *int64 {
+	if s == nil || *s == "" {
+		return nil
+	}
+	t, ok := parseInstant(*s)
+	if !ok {
+		v.add("datetime_parsing", "Input should be a valid ISO-8601 datetime", loc...)
+		return nil
+	}
+	us := t.UnixMicro()
+	return &us
+}
+
+func parseInstant(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00",
+		"2006-01-02 15:04:05.999999999", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
