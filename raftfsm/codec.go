@@ -10,7 +10,7 @@ import (
 // snapshots alike, so both are deterministic byte for byte.
 type enc struct{ b []byte }
 
-func (e *enc) u8(v uint8)      { e.b = append(e.b, v) }
+func (e *enc) u8(v uint8)       { e.b = append(e.b, v) }
 func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 func (e *enc) varint(v int64)   { e.b = binary.AppendVarint(e.b, v) }
 func (e *enc) f64(v float64)    { e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(v)) }

@@ -65,7 +65,7 @@ type ReadResult struct {
 	Items       []Item
 	EpisodicHit bool
 	Expanded    []string // expanded concepts, strongest first (query concepts excluded)
-	Diversified bool // diversity selection ran
+	Diversified bool     // diversity selection ran
 	DiversityMs float64
 	Roundtrips  int
 	Touch       []ID // atoms whose access counts the read should bump

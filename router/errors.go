@@ -76,7 +76,9 @@ func fieldErr(typ, msg string, loc ...any) fieldError {
 // validator collects field errors of one request.
 type validator struct{ errs []fieldError }
 
-func (v *validator) add(typ, msg string, loc ...any) { v.errs = append(v.errs, fieldErr(typ, msg, loc...)) }
+func (v *validator) add(typ, msg string, loc ...any) {
+	v.errs = append(v.errs, fieldErr(typ, msg, loc...))
+}
 
 func (v *validator) err() *apiError {
 	if len(v.errs) == 0 {

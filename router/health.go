@@ -11,9 +11,9 @@ func (s *Server) health(c *call) error {
 }
 
 type readyJSON struct {
-	Ready  bool            `json:"ready"`
-	Checks map[string]bool `json:"checks"`
-	Version string         `json:"version"`
+	Ready   bool            `json:"ready"`
+	Checks  map[string]bool `json:"checks"`
+	Version string          `json:"version"`
 }
 
 // ready reports readiness in the body; the status is always 200.

@@ -140,7 +140,7 @@ func (s *Server) prepare(c *call, items []*raftfsm.WriteItem) error {
 	}
 	vecs, err := s.emb.Embed(c.std, texts)
 	if err != nil {
-		e := unavailable("Embedding failed: " + err.Error()).with("reason", "embedder_unavailable")
+		e := unavailable("Embedding failed: "+err.Error()).with("reason", "embedder_unavailable")
 		return e
 	}
 	now := time.Now().UnixMicro()
