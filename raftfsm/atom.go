@@ -54,6 +54,7 @@ type Atom struct {
 	LastAccessedAt int64 // unix microseconds, 0 when never accessed
 	Provenance     *Provenance
 	Sealed         []byte // secrets only: the sealed value
+	MergedInto     ID     // the prototype that absorbed this episode; zero when none
 
 	slot int // row in the domain arena; -1 for secrets
 }
@@ -79,6 +80,7 @@ func (e *enc) atom(a *Atom) {
 	e.varint(a.LastAccessedAt)
 	e.provenance(a.Provenance)
 	e.bytes(a.Sealed)
+	e.id(a.MergedInto)
 }
 
 func (d *dec) atom() *Atom {
@@ -100,6 +102,7 @@ func (d *dec) atom() *Atom {
 	a.LastAccessedAt = d.varint()
 	a.Provenance = d.provenance()
 	a.Sealed = d.bytes()
+	a.MergedInto = d.id()
 	return a
 }
 

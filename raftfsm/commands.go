@@ -10,6 +10,7 @@ const (
 	cmdDeleteAtom   uint8 = 4
 	cmdDeleteDomain uint8 = 5
 	cmdReset        uint8 = 6
+	cmdConsolidate  uint8 = 7
 )
 
 // WriteItem is one atom to store, fully prepared by the router: ID,
@@ -257,6 +258,8 @@ func decodeCommand(b []byte) any {
 		c = &DeleteDomainCmd{Tenant: d.str(), Domain: d.str()}
 	case cmdReset:
 		c = &ResetCmd{}
+	case cmdConsolidate:
+		c = &ConsolidateCmd{Tenant: d.str(), Domain: d.str(), At: d.varint(), BaseID: d.id()}
 	default:
 		panic(fmt.Sprintf("raftfsm: unknown command type %d", b[0]))
 	}

@@ -73,7 +73,7 @@ func (d *dec) idemRecord() *idemRecord {
 	copy(r.hash[:16], a[:])
 	copy(r.hash[16:], b[:])
 	r.expiresAt = d.varint()
-	n := d.n(len(d.b))
+	n := d.count(1)
 	r.results = make([]WriteResult, n)
 	for i := range r.results {
 		r.results[i] = WriteResult{Stored: d.bool(), AtomID: d.id(), Importance: d.f64(),

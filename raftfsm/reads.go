@@ -126,7 +126,7 @@ func (f *FSM) ExportPage(tenantID string, after *Cursor, limit int) ([]Atom, *Cu
 		key := &Atom{CreatedAt: after.CreatedAt, ID: after.ID}
 		i = sort.Search(len(t.feed), func(i int) bool { return feedLess(key, t.feed[i]) })
 	}
-	end := i + limit
+	end := i + max(limit, 0)
 	if end > len(t.feed) {
 		end = len(t.feed)
 	}

@@ -148,7 +148,7 @@ func (s *search) inScope(a *Atom) bool {
 
 // visible applies every filter but the domain scope.
 func (s *search) visible(a *Atom) bool {
-	if a.Type == Secret {
+	if a.Type == Secret || !a.MergedInto.IsZero() {
 		return false
 	}
 	if s.req.HideReplaced && !s.req.IncludeHistory && a.Superseded() {
@@ -230,7 +230,8 @@ func (s *search) ranked(n int) []candidate {
 			}
 			scores[i] *= float32(1 + Alpha*a.Valence)
 		}
-		for _, i := range vecmath.TopK(scores, n, nil) {
+		top := cutTies(scores, vecmath.TopK(scores, n, nil), n, d.rows, s.req.MinRelevance)
+		for _, i := range top {
 			a := d.rows[i]
 			vec := d.vec(a, s.f.dim)
 			sim := float64(vecmath.Dot(s.req.Vector, vec))
@@ -250,6 +251,38 @@ func (s *search) ranked(n int) []candidate {
 		kept = kept[:n]
 	}
 	return kept
+}
+
+// cutTies makes a full top-n selection independent of row order: TopK
+// breaks score ties by row, and rows move on delete and on restore. Among
+// the rows tied with the last score it keeps the lowest IDs, as
+// sortCandidates orders them. A tie below the relevance floor is left
+// alone: every row in it is dropped later whichever is picked.
+func cutTies(scores []float32, top []int, n int, rows []*Atom, minRel float64) []int {
+	if n <= 0 || len(top) < n {
+		return top
+	}
+	floor := scores[top[n-1]]
+	if float64(floor) < minRel-1e-6 {
+		return top
+	}
+	out := make([]int, 0, n)
+	for _, i := range top {
+		if scores[i] != floor {
+			out = append(out, i)
+		}
+	}
+	var tied []int
+	for i, sc := range scores {
+		if sc == floor {
+			tied = append(tied, i)
+		}
+	}
+	if need := n - len(out); len(tied) > need {
+		sort.Slice(tied, func(a, b int) bool { return compareID(rows[tied[a]].ID, rows[tied[b]].ID) < 0 })
+		tied = tied[:need]
+	}
+	return append(out, tied...)
 }
 
 func (s *search) domainNames() []string {

@@ -125,7 +125,7 @@ func decodeState(b []byte) (map[string]*tenant, int, error) {
 				Valence: d.f64(), UpdatedAt: d.varint()}
 			t.edges.link(e)
 		}
-		idem := d.n(len(d.b))
+		idem := d.count(1)
 		for j := 0; j < idem && d.err == nil; j++ {
 			r := d.idemRecord()
 			t.idem[r.key] = r

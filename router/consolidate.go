@@ -1,5 +1,24 @@
 package router
 
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/hebbdb/hebb/raftfsm"
+)
+
+type consolidateJSON struct {
+	Domain              string  `json:"domain"`
+	AtomsBefore         int     `json:"atoms_before"`
+	AtomsAfter          int     `json:"atoms_after"`
+	PrototypesCreated   int     `json:"prototypes_created"`
+	SingletonsProtected int     `json:"singletons_protected"`
+	CompressionRatio    float64 `json:"compression_ratio"`
+	DurationMs          float64 `json:"duration_ms"`
+}
+
 type consolidateRequest struct {
 	Domain *string `json:"domain"`
 }
@@ -7,6 +26,7 @@ type consolidateRequest struct {
 // consolidate is POST /memory/consolidate: 503 consolidation_disabled unless
 // the operator enabled it.
 func (s *Server) consolidate(c *call) error {
+	start := time.Now()
 	var req consolidateRequest
 	if body := c.ctx.PostBody(); len(body) > 0 {
 		if err := decodeBody(body, &req, true); err != nil {
@@ -28,6 +48,28 @@ func (s *Server) consolidate(c *call) error {
 		return newError(503, codeInternal, "Consolidation is disabled on this deployment").
 			with("reason", "consolidation_disabled")
 	}
-	return newError(503, codeInternal, "Consolidation is not available in this build yet").
-		with("reason", "consolidation_unavailable")
+	domain := defaultDomain
+	if req.Domain != nil && *req.Domain != "" {
+		domain = *req.Domain
+	}
+	base, err := uuid.NewV7()
+	if err != nil {
+		return fmt.Errorf("cannot make prototype IDs: %w", err)
+	}
+	cmd := raftfsm.ConsolidateCmd{Tenant: c.org, Domain: domain, At: time.Now().UnixMicro(), BaseID: raftfsm.ID(base)}
+	out, err := s.backend.Propose(c.std, c.org, cmd.Encode())
+	if err != nil {
+		return err
+	}
+	res, ok := out.(*raftfsm.ConsolidateResult)
+	if !ok {
+		return fmt.Errorf("unexpected consolidate result %T", out)
+	}
+	ratio := 1.0
+	if res.AtomsBefore > 0 {
+		ratio = float64(res.AtomsAfter) / float64(res.AtomsBefore)
+	}
+	return s.ok(c, consolidateJSON{Domain: domain, AtomsBefore: res.AtomsBefore, AtomsAfter: res.AtomsAfter,
+		PrototypesCreated: res.PrototypesCreated, SingletonsProtected: res.SingletonsProtected,
+		CompressionRatio: ratio, DurationMs: msSince(start)})
 }

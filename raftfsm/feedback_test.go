@@ -1,0 +1,107 @@
+package raftfsm
+
+import (
+	"math"
+	"testing"
+)
+
+func TestFeedbackValence(t *testing.T) {
+	tests := []struct {
+		name     string
+		outcomes []float64
+	}{
+		{"positive", []float64{1}},
+		{"converges toward the outcome", []float64{1, 1, 1, 1, 1, 1, 1, 1, 1, 1}},
+		{"negative then positive", []float64{-1, -0.5, 0.8}},
+		{"outcome clamped to [-1, 1]", []float64{5, 5, -7}},
+		{"neutral decays", []float64{1, 0, 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			x := newFixture(t)
+			id := x.put("a", "d", oneHot(0))
+			want := 0.0
+			for _, o := range tc.outcomes {
+				r := x.feedback(o, []ID{id})
+				o = math.Max(-1, math.Min(1, o))
+				want = math.Max(-1, math.Min(1, want+0.3*(o-want)))
+				if r.Updated != 1 || !near(r.AvgValence, want) {
+					t.Fatalf("result %+v, want valence %v", r, want)
+				}
+			}
+			if got := x.get(id).Valence; !near(got, want) || got < -1 || got > 1 {
+				t.Fatalf("valence %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestFeedbackCounts(t *testing.T) {
+	x := newFixture(t)
+	a := x.put("a", "d", oneHot(0), "go", "raft")
+	b := x.put("b", "d", oneHot(1), "raft", "bolt")
+	secret := x.secret("k", "d")
+	withinAtom := x.f.Stats(x.tenant).HebbianEdges // go-raft, bolt-raft
+	if withinAtom != 2 {
+		t.Fatalf("within-atom edges %d, want 2", withinAtom)
+	}
+	_, at := x.next()
+	r := x.apply(&FeedbackCmd{Tenant: x.tenant, IDs: []ID{a, b, a, secret, mkID(555)}, Outcome: 0.5,
+		Concepts: []string{"extra"}, QueryConcepts: []string{"consensus", "raft"}, At: at}).(*FeedbackResult)
+	// Atom concepts ∪ {extra} × query concepts, minus raft–raft:
+	// a: go, raft, extra × consensus, raft → 5 edges; b adds bolt–consensus,
+	// bolt–raft (existing row) → 7 distinct rows touched.
+	if r.Updated != 2 || r.CoactivationEdges != 7 || !near(r.AvgValence, 0.15) {
+		t.Fatalf("result %+v", r)
+	}
+	// New rows: go–consensus, raft–consensus, extra–consensus, extra–raft,
+	// bolt–consensus.
+	if n := x.f.Stats(x.tenant).HebbianEdges; n != 2+5 {
+		t.Fatalf("edges %d, want 7", n)
+	}
+	x.f.mu.RLock()
+	e := x.f.tenants[x.tenant].edges.get("bolt", "raft")
+	x.f.mu.RUnlock()
+	// Written once (0.05), then reinforced with η·|outcome| = 0.1.
+	if want := 0.05 + 0.1*(1-0.05); e == nil || !near(e.Weight, want) || e.Count != 2 || !near(e.Valence, 0.15) || e.UpdatedAt != at {
+		t.Fatalf("bolt-raft edge %+v, want weight %v count 2 valence 0.15", e, want)
+	}
+	if r := x.feedback(1, []ID{mkID(556)}); r.Updated != 0 || r.AvgValence != 0 || r.CoactivationEdges != 0 {
+		t.Fatalf("feedback on nothing: %+v", r)
+	}
+	if r := (&fixture{t: t, f: x.f, tenant: "nobody"}).feedback(1, []ID{a}); r.Updated != 0 {
+		t.Fatalf("feedback in another tenant: %+v", r)
+	}
+}
+
+func TestEdgeWeightBounded(t *testing.T) {
+	x := newFixture(t)
+	a := x.put("a", "d", oneHot(0), "x")
+	for range 200 {
+		x.feedback(1, []ID{a}, "y")
+	}
+	x.f.mu.RLock()
+	e := x.f.tenants[x.tenant].edges.get("x", "y")
+	x.f.mu.RUnlock()
+	if e.Weight > MaxWeight || e.Weight < 0.999 || e.Valence > 1 || e.Count != 200 {
+		t.Fatalf("edge %+v", e)
+	}
+}
+
+func TestWithinAtomEdgesCapped(t *testing.T) {
+	x := newFixture(t)
+	var concepts []string
+	for i := range 20 {
+		concepts = append(concepts, string(rune('a'+i)))
+	}
+	x.put("many concepts", "d", oneHot(0), concepts...)
+	if n := x.f.Stats(x.tenant).HebbianEdges; n != maxEdgeConcepts*(maxEdgeConcepts-1)/2 {
+		t.Fatalf("%d within-atom edges, want pairs of the first %d concepts only", n, maxEdgeConcepts)
+	}
+	x.f.mu.RLock()
+	e := x.f.tenants[x.tenant].edges.get("a", "b")
+	x.f.mu.RUnlock()
+	if e == nil || !near(e.Weight, writeEta) || e.Count != 1 || e.Valence != 0 {
+		t.Fatalf("within-atom edge %+v", e)
+	}
+}
