@@ -110,6 +110,7 @@ type metaState struct {
 	keys     map[string]keyRecord        // key ID -> record
 	byPrefix map[string][]string         // key prefix -> key IDs, sorted
 	orgKeys  map[string][]string         // org ID -> key IDs, sorted
+	usage    usageDay                    // queries counted today, per org
 }
 
 func newMetaState() *metaState {
@@ -278,6 +279,7 @@ type snapshotV1 struct {
 	Cluster      *ClusterInfo `json:"cluster"`
 	Orgs         []snapOrgV1  `json:"orgs"`
 	Keys         []snapKeyV1  `json:"keys"`
+	Usage        *usageDay    `json:"usage,omitempty"`
 }
 
 type snapOrgV1 struct {
@@ -316,6 +318,7 @@ func (st *metaState) snapshot() snapshotV1 {
 		Cluster:      clonePtr(st.cluster),
 		Orgs:         make([]snapOrgV1, 0, len(st.orgs)),
 		Keys:         make([]snapKeyV1, 0, len(st.keys)),
+		Usage:        st.usage.clone(),
 	}
 	for _, id := range slices.Sorted(maps.Keys(st.orgs)) {
 		snap.Orgs = append(snap.Orgs, snapOrgV1{Org: st.orgs[id], Settings: st.settings[id].clone()})
@@ -367,6 +370,9 @@ func restoreV1(data []byte) (*metaState, error) {
 	st := newMetaState()
 	st.applied = snap.AppliedIndex
 	st.cluster = clonePtr(snap.Cluster)
+	if snap.Usage != nil {
+		st.usage = *snap.Usage.clone()
+	}
 	for _, o := range snap.Orgs {
 		if o.ID == "" {
 			return nil, fmt.Errorf("%w: org without id", ErrCorruptSnapshot)

@@ -14,6 +14,7 @@ const (
 	cmdCreateKey      byte = 3
 	cmdRevokeKey      byte = 4
 	cmdUpdateSettings byte = 5
+	cmdAddUsage       byte = 6
 )
 
 // InitCluster records the cluster. The first one wins; a later one returns the
@@ -103,6 +104,7 @@ var decoders = map[byte]func(payload []byte) func(*metaState) any{
 	cmdCreateKey:      decodeWith((*metaState).createKey),
 	cmdRevokeKey:      decodeWith((*metaState).revokeKey),
 	cmdUpdateSettings: decodeWith((*metaState).updateSettings),
+	cmdAddUsage:       decodeWith((*metaState).addUsage),
 }
 
 func decodeWith[C any](apply func(*metaState, C) any) func([]byte) func(*metaState) any {

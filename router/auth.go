@@ -43,6 +43,9 @@ func (s *Server) authenticate(c *call) error {
 		if errors.As(err, &ae) {
 			reason = ae.Reason
 		}
+		if reason == cluster.ReasonMissingKey && bodyNamesRoom(c.ctx.PostBody()) {
+			return s.unauthorized(reason, "Caller org not identified")
+		}
 		return s.unauthorized(reason, authMessages[reason])
 	}
 	c.org = org
@@ -58,4 +61,32 @@ func (s *Server) unauthorized(reason, msg string) *apiError {
 
 func (s *Server) keysURL() string {
 	return strings.TrimRight(s.cfg.PublicURL, "/") + "/console/keys"
+}
+
+type domainProbe struct {
+	Domain *string `json:"domain"`
+	Items  []struct {
+		Domain *string `json:"domain"`
+	} `json:"items"`
+}
+
+// bodyNamesRoom tells whether an unauthenticated request addresses a room,
+// which answers 401 "Caller org not identified" (operator.md §8).
+func bodyNamesRoom(body []byte) bool {
+	if len(body) == 0 || !bytes.Contains(body, []byte(roomPrefix)) {
+		return false
+	}
+	var p domainProbe
+	if lenientJSON.Unmarshal(body, &p) != nil {
+		return false
+	}
+	if p.Domain != nil && strings.HasPrefix(*p.Domain, roomPrefix) {
+		return true
+	}
+	for _, it := range p.Items {
+		if it.Domain != nil && strings.HasPrefix(*it.Domain, roomPrefix) {
+			return true
+		}
+	}
+	return false
 }

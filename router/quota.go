@@ -1,54 +1,121 @@
 package router
 
 import (
+	"context"
+	"log/slog"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/hebbdb/hebb/cluster"
 )
 
 // quotas counts each account's queries per UTC day (operator.md §6, §8).
-// The count lives on this node: exact for a single node; a cluster-wide
-// count through the meta group is part of the cluster work.
+// Counts are kept here until flushed (every second) into the meta group,
+// which sums what every node counted: the limit is checked against the
+// cluster-wide count plus what this node has not flushed yet.
 type quotas struct {
-	mu   sync.Mutex
-	day  string
-	used map[string]int64
+	meta     *cluster.Meta
+	propose  func(ctx context.Context, cmd []byte) (any, error)
+	log      *slog.Logger
+	mu       sync.Mutex
+	day      string
+	pending  map[string]int64 // counted, not yet proposed
+	inflight map[string]int64 // proposed, not yet acknowledged
+	done     chan struct{}
+	stopped  chan struct{}
+	once     sync.Once
 }
 
-func newQuotas() *quotas { return &quotas{used: make(map[string]int64)} }
+// usageFlushInterval is how often counted queries reach the meta group.
+const usageFlushInterval = time.Second
+
+func (q *quotas) run() {
+	defer close(q.stopped)
+	tick := time.NewTicker(usageFlushInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			q.flush()
+		case <-q.done:
+			q.flush()
+			return
+		}
+	}
+}
+
+func (q *quotas) stop() {
+	q.once.Do(func() { close(q.done) })
+	<-q.stopped
+}
+
+func newQuotas(b Backend, log *slog.Logger) *quotas {
+	q := &quotas{meta: b.Meta(), propose: b.ProposeMeta, log: log,
+		pending: make(map[string]int64), inflight: make(map[string]int64),
+		done: make(chan struct{}), stopped: make(chan struct{})}
+	go q.run()
+	return q
+}
 
 func utcDay(t time.Time) string { return t.UTC().Format("2006-01-02") }
 
 func (q *quotas) roll(now time.Time) {
 	if d := utcDay(now); d != q.day {
-		q.day, q.used = d, make(map[string]int64)
+		q.day, q.pending, q.inflight = d, make(map[string]int64), make(map[string]int64)
 	}
+}
+
+// used is org's count today: recorded cluster-wide plus local unflushed.
+func (q *quotas) used(org string) int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.roll(time.Now())
+	return q.meta.Usage(org, q.day) + q.pending[org] + q.inflight[org]
 }
 
 // exhausted reports whether org has no query left today.
 func (q *quotas) exhausted(org string, limit int64) bool {
-	if limit <= 0 {
-		return false
-	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.roll(time.Now())
-	return q.used[org] >= limit
+	return limit > 0 && q.used(org) >= limit
 }
 
 func (q *quotas) count(org string) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.roll(time.Now())
-	q.used[org]++
+	q.pending[org]++
 }
 
-// usedToday is the org's count of queries today.
-func (q *quotas) usedToday(org string) int64 {
+// flush proposes the pending counts to the meta group.
+func (q *quotas) flush() {
+	q.mu.Lock()
+	if len(q.pending) == 0 {
+		q.mu.Unlock()
+		return
+	}
+	day, batch := q.day, q.pending
+	q.pending = make(map[string]int64)
+	for org, n := range batch {
+		q.inflight[org] += n
+	}
+	q.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_, err := q.propose(ctx, cluster.EncodeAddUsage(cluster.AddUsage{Day: day, Counts: batch}))
+	cancel()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.roll(time.Now())
-	return q.used[org]
+	if q.day != day {
+		return
+	}
+	for org, n := range batch {
+		q.inflight[org] -= n
+		if err != nil {
+			q.pending[org] += n
+		}
+	}
+	if err != nil {
+		q.log.Warn("cannot record query usage", "err", err)
+	}
 }
 
 func secondsToMidnight(now time.Time) int {

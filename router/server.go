@@ -71,7 +71,7 @@ func New(cfg Config, b Backend, emb embedder.Embedder) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, backend: b, emb: emb, log: cfg.Logger, quota: newQuotas()}
+	s := &Server{cfg: cfg, backend: b, emb: emb, log: cfg.Logger, quota: newQuotas(b, cfg.Logger)}
 	s.touch = newToucher(b, cfg.Logger)
 	go s.touch.run()
 	s.srv = &fasthttp.Server{
@@ -100,6 +100,7 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.srv.ShutdownWithContext(ctx)
 	s.touch.stop()
+	s.quota.stop()
 	return err
 }
 
