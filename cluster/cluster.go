@@ -231,3 +231,16 @@ func unavailable(err error) error {
 func (c *Cluster) Close() error {
 	return c.node.Close()
 }
+
+// ReadAllFSM returns every data group's state machine after a read barrier
+// on each (scatter/gather: it fails as a whole if any group fails).
+func (c *Cluster) ReadAllFSM(ctx context.Context) ([]*raftfsm.FSM, error) {
+	out := make([]*raftfsm.FSM, 0, c.info.Groups)
+	for g := 1; g <= c.info.Groups; g++ {
+		if err := c.groups[g].ReadIndex(ctx); err != nil {
+			return nil, unavailable(err)
+		}
+		out = append(out, c.fsms[g])
+	}
+	return out, nil
+}

@@ -11,6 +11,7 @@ const (
 	cmdDeleteDomain uint8 = 5
 	cmdReset        uint8 = 6
 	cmdConsolidate  uint8 = 7
+	cmdRoom         uint8 = 8
 )
 
 // WriteItem is one atom to store, fully prepared by the router: ID,
@@ -258,6 +259,8 @@ func decodeCommand(b []byte) any {
 		c = &DeleteDomainCmd{Tenant: d.str(), Domain: d.str()}
 	case cmdReset:
 		c = &ResetCmd{}
+	case cmdRoom:
+		c = decodeRoom(d)
 	case cmdConsolidate:
 		c = &ConsolidateCmd{Tenant: d.str(), Domain: d.str(), At: d.varint(), BaseID: d.id()}
 	default:

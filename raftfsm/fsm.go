@@ -38,6 +38,8 @@ func (f *FSM) Apply(_ uint64, cmd []byte) any {
 		return f.applyDeleteAtom(c)
 	case *DeleteDomainCmd:
 		return f.applyDeleteDomain(c)
+	case *RoomCmd:
+		return f.applyRoom(c)
 	case *ConsolidateCmd:
 		return f.applyConsolidate(c)
 	case *ResetCmd:

@@ -140,3 +140,33 @@ func (f *FSM) ExportPage(tenantID string, after *Cursor, limit int) ([]Atom, *Cu
 	last := out[len(out)-1]
 	return out, &Cursor{CreatedAt: last.CreatedAt, ID: last.ID}
 }
+
+// Secret returns the secret stored under external ref secret:<alias>.
+func (f *FSM) Secret(tenantID, ref string) (Atom, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if t := f.tenants[tenantID]; t != nil {
+		if a := t.extRefs[ref]; a != nil && a.Type == Secret {
+			return *a, true
+		}
+	}
+	return Atom{}, false
+}
+
+// Secrets lists the tenant's secrets ordered by external ref.
+func (f *FSM) Secrets(tenantID string) []Atom {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	out := []Atom{}
+	t := f.tenants[tenantID]
+	if t == nil {
+		return out
+	}
+	for _, a := range t.feed {
+		if a.Type == Secret {
+			out = append(out, *a)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ExternalRef < out[j].ExternalRef })
+	return out
+}

@@ -71,6 +71,7 @@ func (f *FSM) encodeState() []byte {
 		for _, r := range idem {
 			e.idemRecord(r)
 		}
+		e.room(t.room)
 	}
 	return e.b
 }
@@ -130,6 +131,7 @@ func decodeState(b []byte) (map[string]*tenant, int, error) {
 			r := d.idemRecord()
 			t.idem[r.key] = r
 		}
+		t.room = d.room()
 		tenants[t.id] = t
 	}
 	if d.err != nil {

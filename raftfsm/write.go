@@ -6,6 +6,10 @@ import (
 	"github.com/hebbdb/hebb/vecmath"
 )
 
+// ReasonSecretIDMismatch is the result reason of a secret write sealed for
+// the wrong atom ID (a concurrent first store of the same alias).
+const ReasonSecretIDMismatch = "secret exists under another atom id"
+
 // duplicateCos is the write gate's refusal threshold: the embedder cannot
 // tell two texts apart (DESIGN.md §4).
 const duplicateCos = 1 - 1e-6
@@ -159,6 +163,11 @@ func (f *FSM) nearestTip(t *tenant, it *WriteItem, targets []*Atom) (*Atom, floa
 // (secret:<alias>): storing an existing alias again keeps its atom ID.
 func (f *FSM) writeSecret(t *tenant, it *WriteItem) WriteResult {
 	if a := t.extRefs[it.ExternalRef]; a != nil && a.Type == Secret {
+		if a.ID != it.ID {
+			// The value was sealed for another atom ID: the router reseals
+			// for this one and retries.
+			return WriteResult{AtomID: a.ID, Reason: ReasonSecretIDMismatch, Superseded: []ID{}}
+		}
 		a.Sealed = it.Sealed
 		a.Content = it.Content
 		return WriteResult{Stored: true, AtomID: a.ID, Reason: "replaced", Superseded: []ID{}}

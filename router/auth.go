@@ -20,7 +20,7 @@ func apiKey(c *call) (string, *apiError) {
 	}
 	scheme, key, _ := strings.Cut(auth, " ")
 	if !strings.EqualFold(scheme, "Bearer") {
-		return "", nil
+		return auth, nil // checked whole, so refused as malformed (or placeholder)
 	}
 	return strings.TrimSpace(key), nil
 }

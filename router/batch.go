@@ -149,6 +149,7 @@ func (s *Server) resolveBatch(c *call, items []prepared) ([]*batchGroup, error) 
 				return nil, err
 			}
 			tenant = t
+			items[i].item.Provenance = s.provenance(c, t, nil)
 		}
 		g := byTenant[tenant]
 		if g == nil {

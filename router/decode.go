@@ -50,7 +50,10 @@ func diagnose(body []byte, t reflect.Type, strict bool) []fieldError {
 	return errs
 }
 
-var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+var (
+	rawMessageType  = reflect.TypeOf(json.RawMessage(nil))
+	unmarshalerType = reflect.TypeOf((*json.Unmarshaler)(nil)).Elem()
+)
 
 func walkJSON(t reflect.Type, v any, loc []any, strict bool, errs *[]fieldError) {
 	add := func(typ, msg string) {
@@ -62,7 +65,7 @@ func walkJSON(t reflect.Type, v any, loc []any, strict bool, errs *[]fieldError)
 		}
 		t = t.Elem()
 	}
-	if t == rawMessageType || t.Kind() == reflect.Interface {
+	if t == rawMessageType || t.Kind() == reflect.Interface || reflect.PointerTo(t).Implements(unmarshalerType) {
 		return
 	}
 	switch t.Kind() {
@@ -131,4 +134,24 @@ func walkStruct(t reflect.Type, m map[string]any, loc []any, strict bool, errs *
 		}
 		walkJSON(f.Type, m[k], sub, strict, errs)
 	}
+}
+
+// nullField tells an omitted field from an explicit null.
+type nullField struct {
+	Set   bool
+	Value *string
+}
+
+// UnmarshalJSON records that the field was present.
+func (n *nullField) UnmarshalJSON(b []byte) error {
+	n.Set = true
+	if string(bytes.TrimSpace(b)) == "null" {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	n.Value = &s
+	return nil
 }

@@ -2,10 +2,24 @@ package router
 
 import (
 	"strings"
+	"time"
+
+	"github.com/hebbdb/hebb/raftfsm"
 )
 
 // Room addresses (interface §7.3).
 const roomPrefix = "xroom:"
+
+const (
+	nonCanonicalRoomMsg = "Non-canonical room address; use 'xroom:<room_id>' (no leading space, lowercase prefix)"
+	malformedRoomIDMsg  = "Malformed room id: "
+)
+
+// isRoomMessage reports a §7.3 message that a 400 carries as its message.
+func isRoomMessage(msg string) bool {
+	return msg == nonCanonicalRoomMsg || msg == roomOnV2Msg || msg == roomDeleteMsg ||
+		strings.HasPrefix(msg, malformedRoomIDMsg)
+}
 
 type domainKind int
 
@@ -27,8 +41,7 @@ func classifyDomain(d string) (domainKind, string, *apiError) {
 	}
 	trimmed := strings.TrimLeft(d, " \t\r\n")
 	if len(trimmed) >= len(roomPrefix) && strings.EqualFold(trimmed[:len(roomPrefix)], roomPrefix) {
-		return domainRoom, "", validationError(fieldErr("value_error",
-			"Non-canonical room address; use 'xroom:<room_id>' (no leading space, lowercase prefix)", "domain"))
+		return domainRoom, "", validationError(fieldErr("value_error", nonCanonicalRoomMsg, "domain"))
 	}
 	return domainPrivate, d, nil
 }
@@ -38,7 +51,7 @@ var reservedRoomIDs = map[string]bool{"": true, "room_": true, "system": true, "
 func checkRoomID(id string) *apiError {
 	for _, r := range id {
 		if !(r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return validationError(fieldErr("value_error", "Malformed room id: "+id, "domain"))
+			return validationError(fieldErr("value_error", malformedRoomIDMsg+id, "domain"))
 		}
 	}
 	if reservedRoomIDs[id] {
@@ -47,14 +60,54 @@ func checkRoomID(id string) *apiError {
 	return nil
 }
 
+// Room access messages (interface §7.3).
+const (
+	msgRoomNotFound = "Room not found"
+	msgNotMember    = "Not an active member of this room"
+	msgArchived     = "Room is archived"
+	msgReadOnly     = "Read-only membership cannot write to this room"
+	msgRoomsUnavail = "Service unavailable: rooms require the DB backend"
+)
+
 // roomTenant resolves a room address for a data-path call to the room's
-// tenant, after the membership check (write asks for read_write scope).
-// Rooms are not stored yet, so every well-formed address names no room.
+// tenant after the membership check, made in the room's group against the
+// caller's org: 404 no such room, 403 not an active member, then 403
+// archived (membership is checked first), then scope when write is set.
 func (s *Server) roomTenant(c *call, id string, write bool) (string, error) {
 	if err := checkRoomID(id); err != nil {
 		return "", err
 	}
-	return "", notFound("Room not found")
+	v, err := s.roomView(c, id)
+	if err != nil {
+		return "", err
+	}
+	if v.Member == nil || !v.Member.Active(time.Now().UnixMicro()) {
+		return "", forbidden(msgNotMember)
+	}
+	if v.Room.Archived {
+		return "", forbidden(msgArchived)
+	}
+	if write && v.Member.Scope != raftfsm.ScopeReadWrite {
+		return "", forbidden(msgReadOnly)
+	}
+	if c.rooms == nil {
+		c.rooms = make(map[string]raftfsm.RoomView)
+	}
+	c.rooms[id] = v
+	return id, nil
+}
+
+// roomView reads a room and the caller's membership from the room's group.
+func (s *Server) roomView(c *call, id string) (raftfsm.RoomView, error) {
+	fsm, err := s.backend.ReadFSM(c.std, id)
+	if err != nil {
+		return raftfsm.RoomView{}, unavailable(msgRoomsUnavail)
+	}
+	v, found := fsm.Room(id, c.org)
+	if !found {
+		return raftfsm.RoomView{}, notFound(msgRoomNotFound)
+	}
+	return v, nil
 }
 
 // privateDomain validates a domain that must not be a room (query,

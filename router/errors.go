@@ -64,8 +64,16 @@ func unavailable(msg string) *apiError {
 func internalError() *apiError { return newError(500, codeInternal, "Internal server error") }
 
 // validationError builds the 400 of interface §7.1 from field errors.
+// A room-address error (interface §7.3) carries its own message.
 func validationError(errs ...fieldError) *apiError {
-	return newError(400, codeValidation, "Request validation failed").with("errors", errs)
+	e := newError(400, codeValidation, "Request validation failed").with("errors", errs)
+	for _, fe := range errs {
+		if isRoomMessage(fe.Msg) {
+			e.Message = fe.Msg
+			break
+		}
+	}
+	return e
 }
 
 // fieldErr is a shorthand for one details.errors entry under the body.
@@ -86,3 +94,5 @@ func (v *validator) err() *apiError {
 	}
 	return validationError(v.errs...)
 }
+
+func asAPI(err error, target **apiError) bool { return errors.As(err, target) }

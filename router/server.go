@@ -17,6 +17,7 @@ import (
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/raftfsm"
 	"github.com/hebbdb/hebb/router/embedder"
+	"github.com/hebbdb/hebb/router/vault"
 )
 
 // Version is reported by the health probes (interface §9).
@@ -39,6 +40,8 @@ type Backend interface {
 	// ReadFSM returns the state machine of tenant's group after a
 	// linearizable read barrier.
 	ReadFSM(ctx context.Context, tenant string) (*raftfsm.FSM, error)
+	// ReadAllFSM returns every data group's state machine after a barrier.
+	ReadAllFSM(ctx context.Context) ([]*raftfsm.FSM, error)
 	// ProposeAll replicates cmd in every data group.
 	ProposeAll(ctx context.Context, cmd []byte) ([]any, error)
 	Status() cluster.Status
@@ -52,6 +55,7 @@ type Config struct {
 	EnableReset         bool
 	EnableConsolidation bool
 	DefaultPlan         cluster.Plan
+	Vault               *vault.Ring // seals vault values; nil: vault answers 503
 	Logger              *slog.Logger
 }
 
@@ -137,6 +141,18 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	v1.GET("/memory/domains", s.authed(s.domains))
 	v1.GET("/memory/export", s.authed(s.export))
 	v1.DELETE("/memory/reset", s.authed(s.reset))
+	v1.POST("/memory/rooms", s.authed(s.createRoom))
+	v1.GET("/memory/rooms", s.authed(s.listRooms))
+	v1.POST("/memory/rooms/join", s.authed(s.joinRoom))
+	v1.POST("/memory/rooms/{room_id}/invites", s.authed(s.createInvite))
+	v1.GET("/memory/rooms/{room_id}/invites", s.authed(s.listInvites))
+	v1.GET("/memory/rooms/{room_id}/members", s.authed(s.listMembers))
+	v1.PATCH("/memory/rooms/{room_id}/members/{org_id}", s.authed(s.updateMember))
+	v1.DELETE("/memory/rooms/{room_id}/members/{org_id}", s.authed(s.revokeMember))
+	v1.POST("/memory/rooms/{room_id}/archive", s.authed(s.archiveRoom))
+	v1.POST("/vault/secrets", s.authed(s.storeSecret))
+	v1.GET("/vault/secrets", s.authed(s.listSecrets))
+	v1.GET("/vault/secrets/by-alias/{alias}", s.authed(s.secretByAlias))
 	s.adminRoutes(r)
 	return r.Handler
 }
@@ -148,6 +164,7 @@ type call struct {
 	reqID    string
 	org      string
 	settings cluster.Settings
+	rooms    map[string]raftfsm.RoomView // rooms this call passed the membership check of
 }
 
 func newRequestID() string {

@@ -114,6 +114,7 @@ func (s *Server) write(c *call) error {
 			return err
 		}
 		tenant = t
+		p.item.Provenance = s.provenance(c, t, req.Author)
 	}
 	if err := s.checkAtomLimit(c, tenant, 1); err != nil {
 		return err
@@ -190,4 +191,18 @@ func renderWriteResult(r raftfsm.WriteResult) writeResultJSON {
 	}
 	return writeResultJSON{Stored: r.Stored, AtomID: id, Importance: r.Importance,
 		Reason: r.Reason, Superseded: idStrings(r.Superseded)}
+}
+
+// provenance records who wrote a room atom: the caller's org, the agent and
+// client environment from X-Hebb-Agent / X-Hebb-Client-Env, and whether the
+// writer is someone other than the room owner.
+func (s *Server) provenance(c *call, roomID string, _ json.RawMessage) *raftfsm.Provenance {
+	room := c.rooms[roomID]
+	return &raftfsm.Provenance{
+		Principal:  c.org,
+		Agent:      strings.TrimSpace(string(c.ctx.Request.Header.Peek("X-Hebb-Agent"))),
+		ClientEnv:  strings.TrimSpace(string(c.ctx.Request.Header.Peek("X-Hebb-Client-Env"))),
+		IsExternal: room.Room.Owner != c.org,
+		RecordedAt: time.Now().UnixMicro(),
+	}
 }

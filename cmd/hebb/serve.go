@@ -15,6 +15,7 @@ import (
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/router"
 	"github.com/hebbdb/hebb/router/embedder"
+	"github.com/hebbdb/hebb/router/vault"
 )
 
 const version = router.Version
@@ -57,7 +58,14 @@ func serve(args []string) error {
 		_ = cl.Close()
 		return err
 	}
+	ring, err := vault.Load(os.Getenv("HEBB_VAULT_KEY"), cfg.DataDir)
+	if err != nil {
+		_ = ln.Close()
+		_ = cl.Close()
+		return fmt.Errorf("cannot load the vault master key: %w", err)
+	}
 	srv := router.New(router.Config{
+		Vault:     ring,
 		PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, EnableReset: cfg.EnableReset,
 		EnableConsolidation: cfg.EnableConsolidation, Logger: log,
 		DefaultPlan: cluster.Plan{DailyQueryQuota: cfg.DailyQueryQuota, AtomLimit: cfg.AtomLimit},

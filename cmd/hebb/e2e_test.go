@@ -1,0 +1,406 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hebbBin is the binary built once by TestMain.
+var hebbBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hebb-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cannot make temp dir:", err)
+		os.Exit(1)
+	}
+	hebbBin = filepath.Join(dir, "hebb")
+	build := exec.Command("go", "build", "-o", hebbBin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot build hebb:", err)
+		_ = os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// freeAddr returns a loopback address with a port that was free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("cannot find a free port: %v", err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// syncBuffer is a bytes.Buffer safe for the writer goroutine of exec.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// node is one `hebb serve` process.
+type node struct {
+	t        *testing.T
+	dataDir  string
+	httpAddr string
+	cmd      *exec.Cmd
+	stdout   *syncBuffer
+	stderr   *syncBuffer
+	done     chan struct{}
+	waitErr  error
+}
+
+// spec says how to start a node. Zero values get fresh addresses; an empty
+// httpAddr with env HEBB_HTTP_ADDR set leaves --http-addr off.
+type spec struct {
+	dataDir  string
+	httpAddr string // "" = a free port passed as --http-addr
+	noHTTP   bool   // do not pass --http-addr (the env decides)
+	env      []string
+	args     []string
+}
+
+// launch starts `hebb serve` and returns without waiting for readiness.
+func launch(t *testing.T, s spec) *node {
+	t.Helper()
+	if s.dataDir == "" {
+		s.dataDir = t.TempDir()
+	}
+	n := &node{t: t, dataDir: s.dataDir, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	args := []string{"serve", "--data-dir", s.dataDir, "--raft-addr", freeAddr(t), "--gossip-addr", freeAddr(t),
+		"--chat-addr", freeAddr(t), "--groups", "2"}
+	if !s.noHTTP {
+		if s.httpAddr == "" {
+			s.httpAddr = freeAddr(t)
+		}
+		args = append(args, "--http-addr", s.httpAddr)
+	}
+	n.httpAddr = s.httpAddr
+	args = append(args, s.args...)
+	n.cmd = exec.Command(hebbBin, args...)
+	n.cmd.Env = append(cleanEnv(), s.env...)
+	n.cmd.Stdout, n.cmd.Stderr = n.stdout, n.stderr
+	if err := n.cmd.Start(); err != nil {
+		t.Fatalf("cannot start hebb: %v", err)
+	}
+	go func() {
+		n.waitErr = n.cmd.Wait()
+		close(n.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-n.done:
+		default:
+			_ = n.cmd.Process.Kill()
+			<-n.done
+		}
+		if t.Failed() {
+			t.Logf("hebb stdout:\n%s\nhebb stderr:\n%s", n.stdout, n.stderr)
+		}
+	})
+	return n
+}
+
+// cleanEnv is the test's environment without HEBB_ variables.
+func cleanEnv() []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HEBB_") && !strings.HasPrefix(kv, "MNEMOVERSE_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// start launches a node and waits until /health/ready reports ready.
+func start(t *testing.T, s spec) *node {
+	t.Helper()
+	n := launch(t, s)
+	n.waitReady()
+	return n
+}
+
+var client = &http.Client{Timeout: 10 * time.Second}
+
+func (n *node) waitReady() {
+	n.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-n.done:
+			n.t.Fatalf("hebb exited before it was ready: %v\nstderr:\n%s", n.waitErr, n.stderr)
+		default:
+		}
+		if n.httpAddr != "" {
+			res, err := client.Get("http://" + n.httpAddr + "/health/ready")
+			if err == nil {
+				var body struct {
+					Ready bool `json:"ready"`
+				}
+				_ = json.NewDecoder(res.Body).Decode(&body)
+				_ = res.Body.Close()
+				if body.Ready {
+					return
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	n.t.Fatalf("hebb not ready after 30s\nstderr:\n%s", n.stderr)
+}
+
+// wait waits for the process to exit on its own and returns its exit code.
+func (n *node) wait(timeout time.Duration) int {
+	n.t.Helper()
+	select {
+	case <-n.done:
+	case <-time.After(timeout):
+		n.t.Fatalf("hebb still running after %v", timeout)
+	}
+	var ee *exec.ExitError
+	if errors.As(n.waitErr, &ee) {
+		return ee.ExitCode()
+	}
+	if n.waitErr != nil {
+		n.t.Fatalf("wait: %v", n.waitErr)
+	}
+	return 0
+}
+
+// stop sends sig and returns the exit code.
+func (n *node) stop(sig syscall.Signal) int {
+	n.t.Helper()
+	if err := n.cmd.Process.Signal(sig); err != nil {
+		n.t.Fatalf("signal: %v", err)
+	}
+	if sig == syscall.SIGKILL {
+		<-n.done
+		return -1
+	}
+	return n.wait(15 * time.Second)
+}
+
+var keyRE = regexp.MustCompile(`mk_live_[A-Za-z0-9_-]{24,}`)
+
+// printedKey returns the API key printed on stdout (and fails unless exactly
+// one was printed, once).
+func (n *node) printedKey() string {
+	n.t.Helper()
+	keys := keyRE.FindAllString(n.stdout.String(), -1)
+	if len(keys) != 1 {
+		n.t.Fatalf("want the key printed once on stdout, got %d: %q", len(keys), n.stdout.String())
+	}
+	return keys[0]
+}
+
+// call sends a JSON request with the API key and decodes a JSON answer.
+func (n *node) call(method, path, key string, body any) (int, map[string]any) {
+	n.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			n.t.Fatalf("encode: %v", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, "http://"+n.httpAddr+"/api/v1"+path, rd)
+	if err != nil {
+		n.t.Fatalf("request: %v", err)
+	}
+	if key != "" {
+		req.Header.Set("X-Api-Key", key)
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		n.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
+
+// write stores content and returns the atom ID.
+func (n *node) write(key, content string) string {
+	n.t.Helper()
+	st, body := n.call("POST", "/memory/write", key, map[string]any{"content": content})
+	if st != 200 || body["stored"] != true {
+		n.t.Fatalf("write: %d %v", st, body)
+	}
+	return body["atom_id"].(string)
+}
+
+func (n *node) mustGet(key, id string) {
+	n.t.Helper()
+	st, body := n.call("GET", "/memory/atoms/"+id, key, nil)
+	if st != 200 || body["atom_id"] != id {
+		n.t.Fatalf("atom %s: %d %v", id, st, body)
+	}
+}
+
+func TestE2ELifecycle(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := start(t, spec{dataDir: dir})
+	key := n.printedKey()
+	if !strings.Contains(n.stdout.String(), "shown once") {
+		t.Errorf("first-start message: %q", n.stdout.String())
+	}
+	id := n.write(key, "Written before a graceful stop")
+	if st, _ := n.call("GET", "/memory/stats", key, nil); st != 200 {
+		t.Fatalf("stats: %d", st)
+	}
+	began := time.Now()
+	if code := n.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("SIGTERM exit code %d", code)
+	}
+	if d := time.Since(began); d > 10*time.Second {
+		t.Errorf("SIGTERM took %v", d)
+	}
+
+	n = start(t, spec{dataDir: dir})
+	if keyRE.MatchString(n.stdout.String()) {
+		t.Errorf("second start printed a key: %q", n.stdout.String())
+	}
+	n.mustGet(key, id)
+	if code := n.stop(syscall.SIGINT); code != 0 {
+		t.Fatalf("SIGINT exit code %d", code)
+	}
+
+	// The data dir was made with the default embedder, builtin.
+	n = launch(t, spec{dataDir: dir, args: []string{"--embedder", "hash"}})
+	if code := n.wait(30 * time.Second); code == 0 {
+		t.Fatal("restart with another embedder exited 0")
+	}
+	if msg := n.stderr.String(); !strings.Contains(msg, "embedder") || !strings.Contains(msg, "builtin") {
+		t.Errorf("embedder mismatch message: %q", msg)
+	}
+}
+
+func TestE2EKill(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := start(t, spec{dataDir: dir, args: []string{"--embedder", "hash"}})
+	key := n.printedKey()
+	ids := make([]string, 50)
+	for i := range ids {
+		ids[i] = n.write(key, fmt.Sprintf("Acknowledged write %d about subject %d", i, i*31))
+	}
+	n.stop(syscall.SIGKILL)
+	n = start(t, spec{dataDir: dir, args: []string{"--embedder", "hash"}})
+	for _, id := range ids {
+		n.mustGet(key, id)
+	}
+	if st, body := n.call("GET", "/memory/stats", key, nil); st != 200 || body["total_atoms"] != 50.0 {
+		t.Errorf("stats after kill: %d %v", st, body)
+	}
+	if code := n.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM exit code %d", code)
+	}
+}
+
+func TestE2EBootstrapKeyAndEnv(t *testing.T) {
+	t.Parallel()
+	t.Run("bootstrap key and HEBB_HTTP_ADDR", func(t *testing.T) {
+		addr := freeAddr(t)
+		key := "mk_live_" + "b00tstrapKeyForTheE2eTest_x9"
+		n := start(t, spec{noHTTP: true, httpAddr: addr,
+			env: []string{"HEBB_HTTP_ADDR=" + addr, "HEBB_BOOTSTRAP_API_KEY=" + key, "HEBB_EMBEDDER=hash"}})
+		if keyRE.MatchString(n.stdout.String()) {
+			t.Errorf("a bootstrap key was printed: %q", n.stdout.String())
+		}
+		if st, _ := n.call("GET", "/memory/stats", key, nil); st != 200 {
+			t.Errorf("bootstrap key refused: %d", st)
+		}
+		if code := n.stop(syscall.SIGTERM); code != 0 {
+			t.Errorf("exit code %d", code)
+		}
+	})
+	t.Run("flag beats env", func(t *testing.T) {
+		envAddr, flagAddr := freeAddr(t), freeAddr(t)
+		n := start(t, spec{httpAddr: flagAddr, env: []string{"HEBB_HTTP_ADDR=" + envAddr}})
+		if _, err := client.Get("http://" + envAddr + "/health"); err == nil {
+			t.Errorf("env address serves although --http-addr was given")
+		}
+		if code := n.stop(syscall.SIGTERM); code != 0 {
+			t.Errorf("exit code %d", code)
+		}
+	})
+	t.Run("malformed bootstrap key", func(t *testing.T) {
+		for _, bad := range []string{"mk_live_short", "mk_live_YOUR_API_KEY"} {
+			n := launch(t, spec{env: []string{"HEBB_BOOTSTRAP_API_KEY=" + bad}})
+			if code := n.wait(30 * time.Second); code == 0 {
+				t.Errorf("%q: exit code 0", bad)
+			}
+			if !strings.Contains(n.stderr.String(), "HEBB_BOOTSTRAP_API_KEY") {
+				t.Errorf("%q: message does not name the variable: %q", bad, n.stderr.String())
+			}
+			if strings.Contains(n.stdout.String()+n.stderr.String(), bad) {
+				t.Errorf("%q: the rejected key is echoed", bad)
+			}
+		}
+	})
+}
+
+func TestE2EResetRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n := start(t, spec{dataDir: dir, args: []string{"--admin-token", "adm", "--enable-reset"}})
+	// One org: reset is allowed.
+	req, _ := http.NewRequest("POST", "http://"+n.httpAddr+"/admin/v1/orgs", strings.NewReader(`{"name":"second"}`))
+	req.Header.Set("X-Admin-Token", "adm")
+	res, err := client.Do(req)
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("create org: %v %v", err, res)
+	}
+	_ = res.Body.Close()
+	if code := n.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	n = launch(t, spec{dataDir: dir, args: []string{"--admin-token", "adm", "--enable-reset"}})
+	if code := n.wait(30 * time.Second); code == 0 {
+		t.Fatal("--enable-reset with two orgs exited 0")
+	}
+	if !strings.Contains(n.stderr.String(), "--enable-reset") {
+		t.Errorf("message does not name the flag: %q", n.stderr.String())
+	}
+	// Without the flag the same data dir starts.
+	n = start(t, spec{dataDir: dir})
+	if code := n.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+}

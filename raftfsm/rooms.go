@@ -1,0 +1,359 @@
+package raftfsm
+
+import (
+	"fmt"
+	"sort"
+)
+
+// RoomOp is the operation of a RoomCmd.
+type RoomOp uint8
+
+// Room operations. Who may run each (owner-only routes) is the router's
+// check; apply checks what only the state can tell.
+const (
+	RoomCreate RoomOp = iota + 1
+	RoomInvite
+	RoomJoin
+	RoomUpdateMember
+	RoomRevoke
+	RoomArchive
+)
+
+// Membership scopes (interface §2.10).
+const (
+	ScopeRead      = "read"
+	ScopeReadWrite = "read_write"
+)
+
+// RoomCmd changes a room. The room is a tenant of its own: its record,
+// members, invites and atoms live in the room's group.
+type RoomCmd struct {
+	Op        RoomOp
+	RoomID    string
+	At        int64  // unix microseconds: now, for expiry decisions
+	Name      string // create
+	Org       string // create: owner; join, update, revoke: the member
+	Code      string // invite, join
+	Scope     string // invite; update when SetScope
+	MaxUses   int    // invite
+	ExpiresAt int64  // invite expiry; update: member expiry when SetExpiry (0 = none)
+	SetScope  bool
+	SetExpiry bool
+}
+
+// Room is a room record.
+type Room struct {
+	ID        string
+	Name      string
+	Owner     string
+	Archived  bool
+	CreatedAt int64
+	members   map[string]*Member
+	invites   map[string]*Invite
+}
+
+// Member is one org's membership of a room.
+type Member struct {
+	Org       string
+	Scope     string
+	Revoked   bool
+	ExpiresAt int64 // 0: no expiry
+	JoinedAt  int64
+}
+
+// Active reports whether the membership grants access at now.
+func (m *Member) Active(now int64) bool {
+	return !m.Revoked && (m.ExpiresAt == 0 || now < m.ExpiresAt)
+}
+
+// Status is active, expired or revoked at now.
+func (m *Member) Status(now int64) string {
+	switch {
+	case m.Revoked:
+		return "revoked"
+	case !m.Active(now):
+		return "expired"
+	}
+	return "active"
+}
+
+// Invite is a share code.
+type Invite struct {
+	Code      string
+	Scope     string
+	MaxUses   int
+	Uses      int
+	ExpiresAt int64
+	CreatedAt int64
+}
+
+func (i *Invite) outstanding(now int64) bool { return i.Uses < i.MaxUses && now < i.ExpiresAt }
+
+// RoomResult is the apply result of a RoomCmd.
+type RoomResult struct {
+	Room   Room
+	Member *Member
+	Invite *Invite
+	Err    *ApplyError
+}
+
+// Encode returns the command bytes of c.
+func (c *RoomCmd) Encode() []byte {
+	e := enc{}
+	e.u8(cmdRoom)
+	e.u8(uint8(c.Op))
+	e.str(c.RoomID)
+	e.varint(c.At)
+	e.str(c.Name)
+	e.str(c.Org)
+	e.str(c.Code)
+	e.str(c.Scope)
+	e.varint(int64(c.MaxUses))
+	e.varint(c.ExpiresAt)
+	e.bool(c.SetScope)
+	e.bool(c.SetExpiry)
+	return e.b
+}
+
+func decodeRoom(d *dec) *RoomCmd {
+	return &RoomCmd{Op: RoomOp(d.u8()), RoomID: d.str(), At: d.varint(), Name: d.str(), Org: d.str(),
+		Code: d.str(), Scope: d.str(), MaxUses: int(d.varint()), ExpiresAt: d.varint(),
+		SetScope: d.bool(), SetExpiry: d.bool()}
+}
+
+func roomErr(kind error, msg string) *RoomResult {
+	return &RoomResult{Err: &ApplyError{Kind: kind, Message: msg}}
+}
+
+func (f *FSM) applyRoom(c *RoomCmd) *RoomResult {
+	if c.Op == RoomCreate {
+		t := f.tenantFor(c.RoomID)
+		if t.room != nil {
+			return roomErr(ErrConflict, "Room already exists")
+		}
+		t.room = &Room{ID: c.RoomID, Name: c.Name, Owner: c.Org, CreatedAt: c.At,
+			members: map[string]*Member{c.Org: {Org: c.Org, Scope: ScopeReadWrite, JoinedAt: c.At}},
+			invites: map[string]*Invite{}}
+		return &RoomResult{Room: t.room.copy(), Member: t.room.members[c.Org].copy()}
+	}
+	t := f.tenants[c.RoomID]
+	if t == nil || t.room == nil {
+		return roomErr(ErrNotFound, "Room not found")
+	}
+	r := t.room
+	switch c.Op {
+	case RoomInvite:
+		inv := &Invite{Code: c.Code, Scope: c.Scope, MaxUses: c.MaxUses, ExpiresAt: c.ExpiresAt, CreatedAt: c.At}
+		r.invites[c.Code] = inv
+		return &RoomResult{Room: r.copy(), Invite: inv.copy()}
+	case RoomJoin:
+		return r.join(c)
+	case RoomUpdateMember, RoomRevoke:
+		return r.changeMember(c)
+	case RoomArchive:
+		r.Archived = true
+		return &RoomResult{Room: r.copy()}
+	}
+	panic(fmt.Sprintf("raftfsm: unknown room op %d", c.Op))
+}
+
+func (r *Room) join(c *RoomCmd) *RoomResult {
+	inv := r.invites[c.Code]
+	if inv == nil || !inv.outstanding(c.At) {
+		return roomErr(ErrNotFound, "Invite not found")
+	}
+	inv.Uses++
+	if c.Org == r.Owner {
+		return &RoomResult{Room: r.copy(), Member: r.members[c.Org].copy(), Invite: inv.copy()}
+	}
+	m := r.members[c.Org]
+	if m == nil || m.Revoked || !m.Active(c.At) {
+		m = &Member{Org: c.Org, JoinedAt: c.At}
+		r.members[c.Org] = m
+	}
+	m.Scope, m.ExpiresAt = inv.Scope, 0
+	return &RoomResult{Room: r.copy(), Member: m.copy(), Invite: inv.copy()}
+}
+
+func (r *Room) changeMember(c *RoomCmd) *RoomResult {
+	m := r.members[c.Org]
+	if m == nil {
+		return roomErr(ErrNotFound, "Member not found")
+	}
+	if c.Org == r.Owner {
+		return roomErr(ErrForbidden, "The room owner's membership cannot be changed or revoked")
+	}
+	if c.Op == RoomRevoke {
+		m.Revoked = true
+		return &RoomResult{Room: r.copy(), Member: m.copy()}
+	}
+	if c.SetScope {
+		m.Scope = c.Scope
+	}
+	if c.SetExpiry {
+		m.ExpiresAt = c.ExpiresAt
+	}
+	return &RoomResult{Room: r.copy(), Member: m.copy()}
+}
+
+func (r *Room) copy() Room {
+	return Room{ID: r.ID, Name: r.Name, Owner: r.Owner, Archived: r.Archived, CreatedAt: r.CreatedAt}
+}
+
+func (m *Member) copy() *Member { x := *m; return &x }
+func (i *Invite) copy() *Invite { x := *i; return &x }
+
+// RoomView is what a data-path or room route needs to decide access.
+type RoomView struct {
+	Room   Room
+	Member *Member // nil: never a member
+}
+
+// Room returns the room and the caller's membership.
+func (f *FSM) Room(roomID, org string) (RoomView, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	t := f.tenants[roomID]
+	if t == nil || t.room == nil {
+		return RoomView{}, false
+	}
+	v := RoomView{Room: t.room.copy()}
+	if m := t.room.members[org]; m != nil {
+		v.Member = m.copy()
+	}
+	return v, true
+}
+
+// RoomsOf lists the rooms of this group where org is the owner or holds a
+// membership that is active at now, sorted by creation.
+func (f *FSM) RoomsOf(org string, now int64) []RoomView {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var out []RoomView
+	for _, t := range f.tenants {
+		if t.room == nil {
+			continue
+		}
+		if m := t.room.members[org]; m != nil && m.Active(now) {
+			out = append(out, RoomView{Room: t.room.copy(), Member: m.copy()})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Room.CreatedAt != out[j].Room.CreatedAt {
+			return out[i].Room.CreatedAt < out[j].Room.CreatedAt
+		}
+		return out[i].Room.ID < out[j].Room.ID
+	})
+	return out
+}
+
+// Members lists a room's memberships, owner first, then by join time.
+func (f *FSM) Members(roomID string) []Member {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	t := f.tenants[roomID]
+	if t == nil || t.room == nil {
+		return nil
+	}
+	return t.room.sortedMembers()
+}
+
+func (r *Room) sortedMembers() []Member {
+	out := make([]Member, 0, len(r.members))
+	for _, m := range r.members {
+		out = append(out, *m)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if (out[i].Org == r.Owner) != (out[j].Org == r.Owner) {
+			return out[i].Org == r.Owner
+		}
+		if out[i].JoinedAt != out[j].JoinedAt {
+			return out[i].JoinedAt < out[j].JoinedAt
+		}
+		return out[i].Org < out[j].Org
+	})
+	return out
+}
+
+// Invites lists a room's outstanding invites at now, by creation.
+func (f *FSM) Invites(roomID string, now int64) []Invite {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	t := f.tenants[roomID]
+	if t == nil || t.room == nil {
+		return nil
+	}
+	out := []Invite{}
+	for _, inv := range t.room.sortedInvites() {
+		if inv.outstanding(now) {
+			out = append(out, *inv)
+		}
+	}
+	return out
+}
+
+func (r *Room) sortedInvites() []*Invite {
+	out := make([]*Invite, 0, len(r.invites))
+	for _, inv := range r.invites {
+		out = append(out, inv)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].CreatedAt != out[j].CreatedAt {
+			return out[i].CreatedAt < out[j].CreatedAt
+		}
+		return out[i].Code < out[j].Code
+	})
+	return out
+}
+
+func (e *enc) room(r *Room) {
+	if r == nil {
+		e.u8(0)
+		return
+	}
+	e.u8(1)
+	e.str(r.ID)
+	e.str(r.Name)
+	e.str(r.Owner)
+	e.bool(r.Archived)
+	e.varint(r.CreatedAt)
+	members := r.sortedMembers()
+	e.uvarint(uint64(len(members)))
+	for _, m := range members {
+		e.str(m.Org)
+		e.str(m.Scope)
+		e.bool(m.Revoked)
+		e.varint(m.ExpiresAt)
+		e.varint(m.JoinedAt)
+	}
+	invites := r.sortedInvites()
+	e.uvarint(uint64(len(invites)))
+	for _, i := range invites {
+		e.str(i.Code)
+		e.str(i.Scope)
+		e.varint(int64(i.MaxUses))
+		e.varint(int64(i.Uses))
+		e.varint(i.ExpiresAt)
+		e.varint(i.CreatedAt)
+	}
+}
+
+func (d *dec) room() *Room {
+	if d.u8() == 0 {
+		return nil
+	}
+	r := &Room{ID: d.str(), Name: d.str(), Owner: d.str(), Archived: d.bool(), CreatedAt: d.varint(),
+		members: map[string]*Member{}, invites: map[string]*Invite{}}
+	n := d.count(1)
+	for i := 0; i < n && d.err == nil; i++ {
+		m := &Member{Org: d.str(), Scope: d.str(), Revoked: d.bool(), ExpiresAt: d.varint(), JoinedAt: d.varint()}
+		r.members[m.Org] = m
+	}
+	n = d.count(1)
+	for i := 0; i < n && d.err == nil; i++ {
+		inv := &Invite{Code: d.str(), Scope: d.str(), MaxUses: int(d.varint()), Uses: int(d.varint()),
+			ExpiresAt: d.varint(), CreatedAt: d.varint()}
+		r.invites[inv.Code] = inv
+	}
+	return r
+}

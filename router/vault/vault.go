@@ -1,0 +1,113 @@
+package vault
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Errors of the key ring.
+var (
+	ErrBadKey     = errors.New("vault: bad master key")
+	ErrCannotOpen = errors.New("vault: cannot open sealed value")
+)
+
+// KeyFile is the file created in the data dir when HEBB_VAULT_KEY is unset.
+const KeyFile = "vault.key"
+
+type key struct {
+	id   string
+	aead cipher.AEAD
+}
+
+// Ring is the master key ring.
+type Ring struct{ keys []key }
+
+// Parse reads a key ring: base64 of 32 bytes, or "id:base64,id:base64,...".
+func Parse(spec string) (*Ring, error) {
+	r := &Ring{}
+	for i, part := range strings.Split(strings.TrimSpace(spec), ",") {
+		part = strings.TrimSpace(part)
+		id, b64, ok := strings.Cut(part, ":")
+		if !ok {
+			id, b64 = fmt.Sprintf("k%d", i), part
+		}
+		raw, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil || len(raw) != 32 || id == "" || len(id) > 64 {
+			return nil, fmt.Errorf("%w: key %d must be base64 of 32 bytes", ErrBadKey, i+1)
+		}
+		block, err := aes.NewCipher(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadKey, err)
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadKey, err)
+		}
+		r.keys = append(r.keys, key{id: id, aead: aead})
+	}
+	return r, nil
+}
+
+// Load returns the ring from env (HEBB_VAULT_KEY) when set, else from the
+// data dir's key file, creating it with mode 0600 on first use.
+func Load(env, dataDir string) (*Ring, error) {
+	if env != "" {
+		return Parse(env)
+	}
+	path := filepath.Join(dataDir, KeyFile)
+	if b, err := os.ReadFile(path); err == nil {
+		return Parse(string(b))
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, fmt.Errorf("cannot draw vault key: %w", err)
+	}
+	spec := "k1:" + base64.StdEncoding.EncodeToString(raw)
+	if err := os.WriteFile(path, []byte(spec+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("cannot write vault key file: %w", err)
+	}
+	return Parse(spec)
+}
+
+func aad(tenant, alias, atomID string) []byte {
+	return []byte("hebb-vault-v1\x00" + tenant + "\x00" + alias + "\x00" + atomID)
+}
+
+// Seal encrypts value for (tenant, alias, atomID) under the first key.
+// Layout: len(id) | id | nonce | ciphertext.
+func (r *Ring) Seal(value []byte, tenant, alias, atomID string) ([]byte, error) {
+	k := r.keys[0]
+	nonce := make([]byte, k.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("cannot draw nonce: %w", err)
+	}
+	out := append([]byte{byte(len(k.id))}, k.id...)
+	out = append(out, nonce...)
+	return k.aead.Seal(out, nonce, value, aad(tenant, alias, atomID)), nil
+}
+
+// Open decrypts a sealed value with whichever ring key sealed it.
+func (r *Ring) Open(sealed []byte, tenant, alias, atomID string) ([]byte, error) {
+	if len(sealed) < 1 || len(sealed) < 1+int(sealed[0]) {
+		return nil, ErrCannotOpen
+	}
+	id := string(sealed[1 : 1+sealed[0]])
+	rest := sealed[1+sealed[0]:]
+	for _, k := range r.keys {
+		if k.id != id || len(rest) < k.aead.NonceSize() {
+			continue
+		}
+		n := k.aead.NonceSize()
+		if v, err := k.aead.Open(nil, rest[:n], rest[n:], aad(tenant, alias, atomID)); err == nil {
+			return v, nil
+		}
+	}
+	return nil, ErrCannotOpen
+}
