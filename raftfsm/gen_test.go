@@ -21,11 +21,12 @@ type gen struct {
 	domains []string
 	bases   [][]float32
 	ids     []ID // every ID handed out, stored or not, of every tenant
+	secrets map[string]ID
 }
 
 func newGen(seed int64, dim int) *gen {
 	g := &gen{rng: rand.New(rand.NewSource(seed)), dim: dim, now: baseTime,
-		tenants: []string{"t1", "t2"}, domains: []string{"a", "b", "c"}}
+		tenants: []string{"t1", "t2"}, domains: []string{"a", "b", "c"}, secrets: map[string]ID{}}
 	for range 5 {
 		g.bases = append(g.bases, randomUnit(g.rng, dim))
 	}
@@ -107,9 +108,16 @@ func (g *gen) tick() int64 {
 func (g *gen) item(supersede bool) WriteItem {
 	it := WriteItem{ID: g.id(), CreatedAt: g.tick(), Content: fmt.Sprint("content ", g.n),
 		Domain: g.pick(g.domains), Concepts: g.concepts()}
-	if g.chance(0.1) {
+	if g.chance(0.15) {
 		it.Type, it.ExternalRef = Secret, fmt.Sprint("secret:s", g.rng.Intn(3))
 		it.Sealed = []byte(fmt.Sprint("sealed ", g.n))
+		// A router reseals for the alias's existing ID; a concurrent first
+		// store may still race with another ID.
+		if id, ok := g.secrets[it.ExternalRef]; ok && g.chance(0.7) {
+			it.ID = id
+		} else if !ok {
+			g.secrets[it.ExternalRef] = it.ID
+		}
 		return it
 	}
 	it.Vector = g.vector()
@@ -150,7 +158,11 @@ func (g *gen) command() command {
 	case r < 0.82:
 		return &TouchCmd{Tenant: tenant, IDs: g.someIDs(4), At: g.tick()}
 	case r < 0.96:
-		return &DeleteAtomCmd{Tenant: tenant, ID: g.someID()}
+		id := g.someID()
+		if g.chance(0.1) && len(g.secrets) > 0 {
+			id = g.secrets[fmt.Sprint("secret:s", g.rng.Intn(3))]
+		}
+		return &DeleteAtomCmd{Tenant: tenant, ID: id}
 	case g.chance(0.9):
 		return &DeleteDomainCmd{Tenant: tenant, Domain: g.pick(append(g.domains, "none"))}
 	default:

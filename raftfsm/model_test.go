@@ -120,6 +120,9 @@ func (m *model) write(c *WriteCmd) *WriteResults {
 func (m *model) writeOne(t *modelTenant, it WriteItem, targets []*Atom) WriteResult {
 	if it.Type == Secret {
 		if a := t.byRef(it.ExternalRef); a != nil && a.Type == Secret {
+			if a.ID != it.ID {
+				return WriteResult{AtomID: a.ID, Reason: ReasonSecretIDMismatch, Superseded: []ID{}}
+			}
 			a.Sealed, a.Content = it.Sealed, it.Content
 			return WriteResult{Stored: true, AtomID: a.ID, Reason: "replaced", Superseded: []ID{}}
 		}

@@ -273,8 +273,13 @@ func TestWriteBatch(t *testing.T) {
 func TestWriteSecret(t *testing.T) {
 	x := newFixture(t)
 	id := x.secret("db", "ops")
+	stale := x.item("new context", "ops", nil)
+	stale.Type, stale.ExternalRef, stale.Sealed = Secret, "secret:db", []byte("sealed for another id")
+	if r := x.write(stale); r.Stored || r.AtomID != id || r.Reason != ReasonSecretIDMismatch {
+		t.Fatalf("secret sealed for another atom ID: %+v, want refused naming %s", r, id)
+	}
 	again := x.item("new context", "ops", nil)
-	again.Type, again.ExternalRef, again.Sealed = Secret, "secret:db", []byte("v2")
+	again.ID, again.Type, again.ExternalRef, again.Sealed = id, Secret, "secret:db", []byte("v2")
 	r := x.write(again)
 	if !r.Stored || r.AtomID != id || r.Reason != "replaced" {
 		t.Fatalf("replacing a secret: %+v, want its ID %s kept", r, id)
