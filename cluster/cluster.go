@@ -76,6 +76,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		_ = node.Close()
 		return nil, err
 	}
+	collector.add(c)
 	return c, nil
 }
 
@@ -229,6 +230,7 @@ func unavailable(err error) error {
 
 // Close stops every group cleanly (snapshotting those that grew).
 func (c *Cluster) Close() error {
+	collector.remove(c)
 	return c.node.Close()
 }
 

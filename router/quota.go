@@ -133,6 +133,7 @@ func (s *Server) counted(h func(*call) error) func(*call) error {
 			e := newError(429, codeRateLimited, "Daily query quota exhausted").with("reason", "daily_query_quota").
 				with("limit", limit)
 			e.Retryable = true
+			quotaRejections.WithLabelValues("daily_query_quota").Inc()
 			e.Header = map[string]string{"Retry-After": strconv.Itoa(secondsToMidnight(time.Now()))}
 			return e
 		}
@@ -158,6 +159,7 @@ func (s *Server) checkAtomLimit(c *call, tenant string, adding int) error {
 		return err
 	}
 	if int64(fsm.AtomCount(c.org)+adding) > limit {
+		quotaRejections.WithLabelValues("atom_limit").Inc()
 		return newError(429, codeRateLimited, "Atom limit of the plan reached").with("reason", "atom_limit").
 			with("limit", limit)
 	}

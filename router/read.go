@@ -154,12 +154,15 @@ func (s *Server) search(c *call, p *searchPlan) (*readResponseJSON, error) {
 		return nil, unavailable("Embedding failed: "+err.Error()).with("reason", "embedder_unavailable")
 	}
 	embedMs := msSince(embedStart)
+	embedDuration.Observe(embedMs / 1000)
 	p.req.Vector = vecs[0]
 	fsm, err := s.backend.ReadFSM(c.std, p.req.Tenant)
 	if err != nil {
 		return nil, err
 	}
+	searchStart := time.Now()
 	res := fsm.Read(&p.req)
+	searchDuration.Observe(time.Since(searchStart).Seconds())
 	s.touch.add(p.req.Tenant, res.Touch)
 	out := &readResponseJSON{
 		Items:            make([]memoryItemJSON, len(res.Items)),

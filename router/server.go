@@ -56,6 +56,7 @@ type Config struct {
 	EnableConsolidation bool
 	DefaultPlan         cluster.Plan
 	Vault               *vault.Ring // seals vault values; nil: vault answers 503
+	SeparateMetrics     bool        // /metrics is served on its own listener
 	Logger              *slog.Logger
 }
 
@@ -110,6 +111,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 func (s *Server) routes() fasthttp.RequestHandler {
 	r := frouter.New()
+	r.SaveMatchedRoutePath = true
 	r.HandleMethodNotAllowed = true
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
@@ -154,7 +156,10 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	v1.GET("/vault/secrets", s.authed(s.listSecrets))
 	v1.GET("/vault/secrets/by-alias/{alias}", s.authed(s.secretByAlias))
 	s.adminRoutes(r)
-	return r.Handler
+	if !s.cfg.SeparateMetrics {
+		r.GET("/metrics", MetricsHandler())
+	}
+	return observe(r.Handler)
 }
 
 // call is one request in flight.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -37,6 +38,7 @@ var (
 // last command the StateMachine reflects, for ReadIndex.
 type fsmAdapter struct {
 	sm      StateMachine
+	group   string // metrics label
 	lastCmd atomic.Uint64
 
 	mu      sync.Mutex
@@ -57,7 +59,9 @@ func (a *fsmAdapter) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
 	}
+	start := time.Now()
 	res := a.sm.Apply(l.Index, l.Data)
+	applyDuration.WithLabelValues(a.group).Observe(time.Since(start).Seconds())
 	a.setApplied(l.Index)
 	return res
 }
@@ -67,7 +71,7 @@ func (a *fsmAdapter) Snapshot() (raft.FSMSnapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot snapshot state machine: %w", err)
 	}
-	return &fsmSnapshot{lastCmd: a.lastCmd.Load(), write: write}, nil
+	return &fsmSnapshot{lastCmd: a.lastCmd.Load(), write: write, group: a.group}, nil
 }
 
 func (a *fsmAdapter) Restore(rc io.ReadCloser) error {
@@ -136,17 +140,22 @@ func (a *fsmAdapter) dropWaiter(ch chan struct{}) {
 type fsmSnapshot struct {
 	lastCmd uint64
 	write   func(w io.Writer) error
+	group   string
 }
 
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	err := writeSnapshotHeader(sink, s.lastCmd)
+	cw := &countingWriter{w: sink}
+	err := writeSnapshotHeader(cw, s.lastCmd)
 	if err == nil {
-		err = s.write(sink)
+		err = s.write(cw)
 	}
 	if err != nil {
 		sink.Cancel()
+		snapshotsTotal.WithLabelValues(s.group, "error").Inc()
 		return fmt.Errorf("cannot persist snapshot: %w", err)
 	}
+	snapshotsTotal.WithLabelValues(s.group, "ok").Inc()
+	snapshotBytes.WithLabelValues(s.group).Set(float64(cw.n))
 	return sink.Close()
 }
 

@@ -139,6 +139,7 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 		}
 	}
 	fsm := newFSMAdapter(sm)
+	fsm.group = groupLabel(cfg.ID)
 	r, err := raft.NewRaft(rc, fsm, logs, store, snaps, trans)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start raft: %w", err)

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/router"
 	"github.com/hebbdb/hebb/router/embedder"
@@ -97,8 +99,17 @@ func checkBoot(ctx context.Context, cfg *serveConfig, cl *cluster.Cluster) error
 }
 
 func run(srv *router.Server, cl *cluster.Cluster, ln net.Listener, log *slog.Logger, cfg *serveConfig) error {
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	if cfg.MetricsAddr != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsAddr)
+		if err != nil {
+			return fmt.Errorf("cannot listen on --metrics-addr: %w", err)
+		}
+		msrv := &fasthttp.Server{Handler: router.MetricsHandler(), NoDefaultServerHeader: true}
+		go func() { errc <- msrv.Serve(mln) }()
+		defer func() { _ = msrv.Shutdown() }()
+	}
 	log.Info("hebb serving", "rest", "http://"+ln.Addr().String()+"/api/v1", "node", cl.NodeID(),
 		"raft", cfg.RaftAddr, "groups", cl.Info().Groups, "embedder", cl.Info().Embedder, "data_dir", cfg.DataDir)
 	sigs := make(chan os.Signal, 1)
