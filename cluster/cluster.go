@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hebbdb/hebb/raftfsm"
@@ -18,6 +20,12 @@ import (
 
 // MetaGroupID is the Raft group of the meta state; data groups are 1..N.
 const MetaGroupID = 0
+
+// Cluster defaults (DESIGN.md §2).
+const (
+	MaxMetaVoters    = 5
+	DefaultDeadGrace = 30 * time.Second
+)
 
 // Config is the cluster part of `hebb serve`.
 type Config struct {
@@ -33,31 +41,43 @@ type Config struct {
 	Dim        int
 	// SnapshotThreshold overrides the groups' log-size snapshot trigger.
 	SnapshotThreshold uint64
-	Logger            *slog.Logger
+	// DeadGrace is how long a node may be dead before its replicas are
+	// replaced (default DefaultDeadGrace).
+	DeadGrace time.Duration
+	Logger    *slog.Logger
 }
 
 // Cluster is this node's view of the cluster: the meta group and the data
 // groups it hosts, with the state machines behind them.
 type Cluster struct {
-	cfg    Config
-	log    *slog.Logger
-	node   *shard.Node
-	meta   *Meta
-	metaG  *shard.Group
-	groups []*shard.Group // index = group ID; [0] unused
-	fsms   []*raftfsm.FSM // index = group ID
-	info   ClusterInfo
+	cfg         Config
+	log         *slog.Logger
+	node        *shard.Node
+	members     *membership // nil without a gossip address (embedded single node)
+	self        NodeInfo
+	bootstrap   bool // this start created the cluster
+	meta        *Meta
+	metaG       *shard.Group
+	groups      []*shard.Group // index = group ID; [0] unused
+	fsms        []*raftfsm.FSM // index = group ID
+	info        ClusterInfo
+	httpHandler atomic.Pointer[func([]byte) []byte]
+	stop        chan struct{}
+	stopped     chan struct{}
+	closeOnce   sync.Once
 }
 
-// Start opens (or bootstraps) this node's groups and waits until each has a
-// leader. On an existing data dir the embedder and dimension must match the
-// ones the cluster was created with.
+// Start opens this node's groups. On a new data dir without --join it
+// bootstraps a new cluster; with --join it gossips into an existing one, is
+// admitted to the meta group and waits for the cluster record. On an
+// existing data dir the embedder and dimension must match the ones the
+// cluster was created with.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if len(cfg.Join) > 0 {
-		return nil, fmt.Errorf("%w: --join (multi-node clusters) is not available in this build yet", ErrUnsupported)
+	if cfg.DeadGrace == 0 {
+		cfg.DeadGrace = DefaultDeadGrace
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create data dir: %w", err)
@@ -71,30 +91,59 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot start raft node: %w", err)
 	}
-	c := &Cluster{cfg: cfg, log: cfg.Logger, node: node, meta: NewMeta()}
+	c := &Cluster{cfg: cfg, log: cfg.Logger, node: node, meta: NewMeta(), stop: make(chan struct{}), stopped: make(chan struct{})}
+	node.HandleRPC(c.serveRPC)
 	if err := c.start(ctx); err != nil {
+		c.shutdownMembers()
 		_ = node.Close()
 		return nil, err
 	}
 	collector.add(c)
+	go c.reconcileLoop()
 	return c, nil
 }
 
 func (c *Cluster) start(ctx context.Context) error {
+	_, statErr := os.Stat(filepath.Join(c.cfg.DataDir, "raft", "group-0", "raft.db"))
+	fresh := errors.Is(statErr, os.ErrNotExist)
+	joining := fresh && len(c.cfg.Join) > 0
+	c.bootstrap = fresh && !joining
+	self := NodeInfo{NodeID: c.cfg.NodeID, RaftAddr: c.node.Addr(), HTTPAddr: c.cfg.HTTPAddr, GossipAddr: c.cfg.GossipAddr}
+	if c.cfg.GossipAddr != "" {
+		m, err := newMembership(self, c.log)
+		if err != nil {
+			return err
+		}
+		c.members = m
+		self.GossipAddr = m.self.GossipAddr
+	}
+	c.self = self
 	var err error
 	c.metaG, err = c.node.StartGroup(c.groupConfig(MetaGroupID), c.meta)
 	if err != nil {
 		return fmt.Errorf("cannot start meta group: %w", err)
 	}
-	if err := c.metaG.WaitLeader(ctx); err != nil {
-		return fmt.Errorf("meta group has no leader: %w", err)
+	if c.members != nil {
+		if err := c.members.join(c.cfg.Join); err != nil {
+			return err
+		}
 	}
-	if err := c.metaG.ReadIndex(ctx); err != nil {
-		return fmt.Errorf("cannot read meta group: %w", err)
+	if joining {
+		if err := c.requestAdmission(ctx); err != nil {
+			return err
+		}
+	}
+	if err := c.waitMeta(ctx); err != nil {
+		return err
 	}
 	if err := c.initInfo(ctx); err != nil {
 		return err
 	}
+	return c.startDataGroups(ctx)
+}
+
+func (c *Cluster) startDataGroups(ctx context.Context) error {
+	var err error
 	c.groups = make([]*shard.Group, c.info.Groups+1)
 	c.fsms = make([]*raftfsm.FSM, c.info.Groups+1)
 	for g := 1; g <= c.info.Groups; g++ {
@@ -102,6 +151,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		if c.groups[g], err = c.node.StartGroup(c.groupConfig(uint32(g)), c.fsms[g]); err != nil {
 			return fmt.Errorf("cannot start group %d: %w", g, err)
 		}
+	}
+	if !c.bootstrap {
+		return nil // a joining or restarting node waits for the cluster, not for itself
 	}
 	for g := 1; g <= c.info.Groups; g++ {
 		if err := c.groups[g].WaitLeader(ctx); err != nil {
@@ -111,8 +163,82 @@ func (c *Cluster) start(ctx context.Context) error {
 	return nil
 }
 
+// waitMeta waits until the meta group has a leader and this node has
+// applied what it committed, so auth and placement are local reads.
+func (c *Cluster) waitMeta(ctx context.Context) error {
+	for {
+		err := c.barrier(ctx, c.metaG)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("meta group not readable: %w", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// requestAdmission asks a member of the cluster to add this node to the
+// meta group, retrying until some member answers.
+func (c *Cluster) requestAdmission(ctx context.Context) error {
+	var last error = ErrUnavailable
+	for {
+		for _, st := range c.members.snapshot() {
+			if st.info.NodeID == c.cfg.NodeID || st.status != StatusAlive {
+				continue
+			}
+			if _, err := c.call(ctx, st.info.RaftAddr, &rpcRequest{Op: opJoin, Node: c.self}); err != nil {
+				last = err
+				continue
+			}
+			c.log.Info("admitted to the cluster", "through", st.info.NodeID)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("cannot join the cluster: %w", last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// admit adds a node to the meta group: as a voter while there are fewer
+// than MaxMetaVoters, otherwise as a non-voter. Runs on the meta leader; any
+// other node forwards the request there.
+func (c *Cluster) admit(ctx context.Context, n NodeInfo) error {
+	if !c.metaG.IsLeader() {
+		_, addr := c.metaG.Leader()
+		if addr == "" {
+			return fmt.Errorf("%w: meta group has no leader", ErrUnavailable)
+		}
+		_, err := c.call(ctx, addr, &rpcRequest{Op: opJoin, Node: n})
+		return err
+	}
+	voters, nonvoters, err := c.metaG.Voters()
+	if err != nil {
+		return err
+	}
+	if contains(voters, n.NodeID) || contains(nonvoters, n.NodeID) {
+		return nil
+	}
+	if len(voters) < MaxMetaVoters {
+		return c.metaG.AddVoter(ctx, n.NodeID, n.RaftAddr)
+	}
+	return c.metaG.AddNonvoter(ctx, n.NodeID, n.RaftAddr)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *Cluster) groupConfig(id uint32) shard.GroupConfig {
-	return shard.GroupConfig{ID: id, Bootstrap: true, SnapshotThreshold: c.cfg.SnapshotThreshold}
+	return shard.GroupConfig{ID: id, Bootstrap: c.bootstrap, SnapshotThreshold: c.cfg.SnapshotThreshold}
 }
 
 // initInfo records the cluster on first start and checks it on later ones.
@@ -128,6 +254,9 @@ func (c *Cluster) initInfo(ctx context.Context) error {
 		}
 		c.info = info
 		return nil
+	}
+	if !c.bootstrap {
+		return fmt.Errorf("%w: the meta group holds no cluster record yet", ErrUnavailable)
 	}
 	if c.cfg.Groups < 1 {
 		return fmt.Errorf("%w: --groups must be at least 1", ErrInvalidCommand)
@@ -178,42 +307,8 @@ func (c *Cluster) NodeID() string { return c.cfg.NodeID }
 // Meta is the local meta state (auth and settings are local reads).
 func (c *Cluster) Meta() *Meta { return c.meta }
 
-// ProposeMeta replicates a meta command.
-func (c *Cluster) ProposeMeta(ctx context.Context, cmd []byte) (any, error) {
-	out, err := c.metaG.Propose(ctx, cmd)
-	return out, unavailable(err)
-}
-
 // GroupOf is the data group holding tenant.
 func (c *Cluster) GroupOf(tenant string) uint32 { return TenantGroup(tenant, c.info.Groups) }
-
-// Propose replicates cmd in tenant's group.
-func (c *Cluster) Propose(ctx context.Context, tenant string, cmd []byte) (any, error) {
-	out, err := c.groups[c.GroupOf(tenant)].Propose(ctx, cmd)
-	return out, unavailable(err)
-}
-
-// ProposeAll replicates cmd in every data group, in group order.
-func (c *Cluster) ProposeAll(ctx context.Context, cmd []byte) ([]any, error) {
-	out := make([]any, 0, c.info.Groups)
-	for g := 1; g <= c.info.Groups; g++ {
-		res, err := c.groups[g].Propose(ctx, cmd)
-		if err != nil {
-			return nil, unavailable(err)
-		}
-		out = append(out, res)
-	}
-	return out, nil
-}
-
-// ReadFSM returns tenant's state machine after a linearizable read barrier.
-func (c *Cluster) ReadFSM(ctx context.Context, tenant string) (*raftfsm.FSM, error) {
-	g := c.GroupOf(tenant)
-	if err := c.groups[g].ReadIndex(ctx); err != nil {
-		return nil, unavailable(err)
-	}
-	return c.fsms[g], nil
-}
 
 // unavailable marks errors that mean "no leader answered" so the router
 // answers 503 retryable.
@@ -230,19 +325,19 @@ func unavailable(err error) error {
 
 // Close stops every group cleanly (snapshotting those that grew).
 func (c *Cluster) Close() error {
-	collector.remove(c)
-	return c.node.Close()
+	var err error
+	c.closeOnce.Do(func() {
+		collector.remove(c)
+		close(c.stop)
+		<-c.stopped
+		c.shutdownMembers()
+		err = c.node.Close()
+	})
+	return err
 }
 
-// ReadAllFSM returns every data group's state machine after a read barrier
-// on each (scatter/gather: it fails as a whole if any group fails).
-func (c *Cluster) ReadAllFSM(ctx context.Context) ([]*raftfsm.FSM, error) {
-	out := make([]*raftfsm.FSM, 0, c.info.Groups)
-	for g := 1; g <= c.info.Groups; g++ {
-		if err := c.groups[g].ReadIndex(ctx); err != nil {
-			return nil, unavailable(err)
-		}
-		out = append(out, c.fsms[g])
+func (c *Cluster) shutdownMembers() {
+	if c.members != nil {
+		c.members.leave()
 	}
-	return out, nil
 }

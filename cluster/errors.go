@@ -85,3 +85,7 @@ var (
 	// ErrUnsupported is a feature this build does not offer yet.
 	ErrUnsupported = errors.New("cluster: unsupported")
 )
+
+// ErrNotHosted means this node holds no replica of the group: the request
+// is forwarded whole to a node that does.
+var ErrNotHosted = errors.New("cluster: group not hosted on this node")

@@ -111,6 +111,7 @@ type metaState struct {
 	byPrefix map[string][]string         // key prefix -> key IDs, sorted
 	orgKeys  map[string][]string         // org ID -> key IDs, sorted
 	usage    usageDay                    // queries counted today, per org
+	nodes    map[string]string           // node ID -> draining | left
 }
 
 func newMetaState() *metaState {
@@ -274,12 +275,13 @@ const snapshotVersion = 1
 // snapshotV1 is the version 1 snapshot: JSON, every list sorted by ID, so two
 // replicas with the same state write the same bytes.
 type snapshotV1 struct {
-	Version      int          `json:"version"`
-	AppliedIndex uint64       `json:"applied_index"`
-	Cluster      *ClusterInfo `json:"cluster"`
-	Orgs         []snapOrgV1  `json:"orgs"`
-	Keys         []snapKeyV1  `json:"keys"`
-	Usage        *usageDay    `json:"usage,omitempty"`
+	Version      int               `json:"version"`
+	AppliedIndex uint64            `json:"applied_index"`
+	Cluster      *ClusterInfo      `json:"cluster"`
+	Orgs         []snapOrgV1       `json:"orgs"`
+	Keys         []snapKeyV1       `json:"keys"`
+	Usage        *usageDay         `json:"usage,omitempty"`
+	Nodes        map[string]string `json:"nodes,omitempty"`
 }
 
 type snapOrgV1 struct {
@@ -319,6 +321,7 @@ func (st *metaState) snapshot() snapshotV1 {
 		Orgs:         make([]snapOrgV1, 0, len(st.orgs)),
 		Keys:         make([]snapKeyV1, 0, len(st.keys)),
 		Usage:        st.usage.clone(),
+		Nodes:        cloneNodes(st.nodes),
 	}
 	for _, id := range slices.Sorted(maps.Keys(st.orgs)) {
 		snap.Orgs = append(snap.Orgs, snapOrgV1{Org: st.orgs[id], Settings: st.settings[id].clone()})
@@ -373,6 +376,7 @@ func restoreV1(data []byte) (*metaState, error) {
 	if snap.Usage != nil {
 		st.usage = *snap.Usage.clone()
 	}
+	st.nodes = cloneNodes(snap.Nodes)
 	for _, o := range snap.Orgs {
 		if o.ID == "" {
 			return nil, fmt.Errorf("%w: org without id", ErrCorruptSnapshot)

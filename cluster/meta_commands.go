@@ -15,6 +15,7 @@ const (
 	cmdRevokeKey      byte = 4
 	cmdUpdateSettings byte = 5
 	cmdAddUsage       byte = 6
+	cmdSetNodeState   byte = 7
 )
 
 // InitCluster records the cluster. The first one wins; a later one returns the
@@ -105,6 +106,7 @@ var decoders = map[byte]func(payload []byte) func(*metaState) any{
 	cmdRevokeKey:      decodeWith((*metaState).revokeKey),
 	cmdUpdateSettings: decodeWith((*metaState).updateSettings),
 	cmdAddUsage:       decodeWith((*metaState).addUsage),
+	cmdSetNodeState:   decodeWith((*metaState).setNodeState),
 }
 
 func decodeWith[C any](apply func(*metaState, C) any) func([]byte) func(*metaState) any {

@@ -26,7 +26,12 @@ var (
 	}
 )
 
-func init() { prometheus.MustRegister(collector) }
+var forwarded = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "hebb_cluster_forwarded_requests_total",
+	Help: "Requests this node forwarded to another node, by kind.",
+}, []string{"kind"})
+
+func init() { prometheus.MustRegister(collector, forwarded) }
 
 func (g *groupCollector) add(c *Cluster) {
 	g.mu.Lock()

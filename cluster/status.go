@@ -74,8 +74,7 @@ func replicasOf(r *raft.Raft) []string {
 // Status reports this node's view of the cluster.
 func (c *Cluster) Status() Status {
 	st := Status{Groups: c.info.Groups}
-	st.Admin.Nodes = []NodeStatus{{NodeID: c.cfg.NodeID, HTTPAddr: c.cfg.HTTPAddr, RaftAddr: c.node.Addr(),
-		GossipAddr: c.cfg.GossipAddr, Status: "alive"}}
+	st.Admin.Nodes = c.nodeStatuses()
 	mr := c.metaG.Raft()
 	st.Admin.Meta = MetaStatus{LeaderNodeID: leaderOf(mr), Voters: replicasOf(mr)}
 	st.MetaLeader = st.Admin.Meta.LeaderNodeID != nil
@@ -97,4 +96,21 @@ func (c *Cluster) Placement(tenant string) Placement {
 	g := c.GroupOf(tenant)
 	r := c.groups[g].Raft()
 	return Placement{Tenant: tenant, GroupID: g, LeaderNodeID: leaderOf(r), Replicas: replicasOf(r)}
+}
+
+func (c *Cluster) nodeStatuses() []NodeStatus {
+	if c.members == nil {
+		return []NodeStatus{{NodeID: c.cfg.NodeID, HTTPAddr: c.cfg.HTTPAddr, RaftAddr: c.node.Addr(),
+			GossipAddr: c.cfg.GossipAddr, Status: StatusAlive}}
+	}
+	var out []NodeStatus
+	for _, m := range c.members.snapshot() {
+		status := m.status
+		if c.meta.NodeState(m.info.NodeID) == NodeLeft {
+			status = StatusLeft
+		}
+		out = append(out, NodeStatus{NodeID: m.info.NodeID, HTTPAddr: m.info.HTTPAddr, RaftAddr: m.info.RaftAddr,
+			GossipAddr: m.info.GossipAddr, Status: status})
+	}
+	return out
 }

@@ -23,3 +23,30 @@ func (e *ApplyError) Error() string { return e.Message }
 
 // Unwrap lets errors.Is match the Kind sentinel.
 func (e *ApplyError) Unwrap() error { return e.Kind }
+
+var kindNames = map[error]string{ErrNotFound: "not_found", ErrConflict: "conflict",
+	ErrForbidden: "forbidden", ErrSnapshot: "snapshot"}
+
+// GobEncode lets an apply result cross the node transport: Kind travels by
+// name and comes back as the same sentinel.
+func (e *ApplyError) GobEncode() ([]byte, error) {
+	x := enc{}
+	x.str(kindNames[e.Kind])
+	x.str(e.Message)
+	x.id(e.Target)
+	return x.b, nil
+}
+
+// GobDecode is the inverse of GobEncode.
+func (e *ApplyError) GobDecode(b []byte) error {
+	d := &dec{b: b}
+	name := d.str()
+	e.Message = d.str()
+	e.Target = d.id()
+	for k, n := range kindNames {
+		if n == name {
+			e.Kind = k
+		}
+	}
+	return d.err
+}

@@ -108,14 +108,10 @@ type roomListItemJSON struct {
 
 // listRooms gathers the caller's rooms from every group.
 func (s *Server) listRooms(c *call) error {
-	fsms, err := s.backend.ReadAllFSM(c.std)
+	now := time.Now().UnixMicro()
+	views, err := s.backend.RoomsOf(c.std, c.org, now)
 	if err != nil {
 		return unavailable(msgRoomsUnavail)
-	}
-	now := time.Now().UnixMicro()
-	var views []raftfsm.RoomView
-	for _, f := range fsms {
-		views = append(views, f.RoomsOf(c.org, now)...)
 	}
 	sortRoomViews(views)
 	out := make([]roomListItemJSON, len(views))

@@ -42,6 +42,8 @@ type Backend interface {
 	ReadFSM(ctx context.Context, tenant string) (*raftfsm.FSM, error)
 	// ReadAllFSM returns every data group's state machine after a barrier.
 	ReadAllFSM(ctx context.Context) ([]*raftfsm.FSM, error)
+	// RoomsOf gathers the rooms an org belongs to from every group.
+	RoomsOf(ctx context.Context, org string, now int64) ([]raftfsm.RoomView, error)
 	// ProposeAll replicates cmd in every data group.
 	ProposeAll(ctx context.Context, cmd []byte) ([]any, error)
 	Status() cluster.Status
@@ -87,6 +89,7 @@ func New(cfg Config, b Backend, emb embedder.Embedder) *Server {
 		IdleTimeout:           120 * time.Second,
 		NoDefaultServerHeader: true,
 		ErrorHandler:          s.transportError,
+		Logger:                slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 		Name:                  "hebb",
 	}
 	return s
@@ -192,6 +195,11 @@ func (s *Server) plain(h func(*call) error) fasthttp.RequestHandler {
 		defer cancel()
 		defer s.recover(c)
 		if err := h(c); err != nil {
+			if tenant, ok := notHosted(err); ok {
+				if err = s.forward(c, tenant); err == nil {
+					return
+				}
+			}
 			s.fail(c, err)
 		}
 	}

@@ -72,6 +72,7 @@ func serve(args []string) error {
 		EnableConsolidation: cfg.EnableConsolidation, Logger: log,
 		DefaultPlan: cluster.Plan{DailyQueryQuota: cfg.DailyQueryQuota, AtomLimit: cfg.AtomLimit},
 	}, cl, emb)
+	cl.SetHTTPHandler(srv.ServeRaw)
 	return run(srv, cl, ln, log, &cfg)
 }
 

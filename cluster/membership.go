@@ -1,0 +1,180 @@
+package cluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+)
+
+// NodeInfo is what a node tells the others about itself through gossip.
+type NodeInfo struct {
+	NodeID     string `json:"node_id"`
+	RaftAddr   string `json:"raft_addr"`
+	HTTPAddr   string `json:"http_addr"`
+	GossipAddr string `json:"gossip_addr"`
+}
+
+// Member states of GET /admin/v1/cluster.
+const (
+	StatusAlive   = "alive"
+	StatusSuspect = "suspect"
+	StatusDead    = "dead"
+	StatusLeft    = "left"
+)
+
+type memberState struct {
+	info   NodeInfo
+	status string
+	since  time.Time // when status last changed
+}
+
+// membership runs memberlist and keeps every node ever seen with its state.
+type membership struct {
+	self    NodeInfo
+	list    *memberlist.Memberlist
+	log     *slog.Logger
+	mu      sync.Mutex
+	members map[string]*memberState
+	changed chan struct{} // poked on every change
+}
+
+func newMembership(self NodeInfo, logger *slog.Logger) (*membership, error) {
+	m := &membership{self: self, log: logger, members: map[string]*memberState{},
+		changed: make(chan struct{}, 1)}
+	m.members[self.NodeID] = &memberState{info: self, status: StatusAlive, since: time.Now()}
+	host, portStr, err := net.SplitHostPort(self.GossipAddr)
+	if err != nil {
+		return nil, fmt.Errorf("bad --gossip-addr %q: %w", self.GossipAddr, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("bad --gossip-addr port %q: %w", portStr, err)
+	}
+	cfg := memberlist.DefaultLANConfig()
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		cfg = memberlist.DefaultLocalConfig()
+	}
+	cfg.Name = self.NodeID
+	cfg.BindAddr, cfg.BindPort = host, port
+	cfg.AdvertiseAddr, cfg.AdvertisePort = host, port
+	cfg.Delegate = &metaDelegate{m: m}
+	cfg.Events = &eventDelegate{m: m}
+	cfg.Logger = log.New(io.Discard, "", 0)
+	list, err := memberlist.Create(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cannot start gossip on %s: %w", self.GossipAddr, err)
+	}
+	m.list = list
+	if port == 0 {
+		m.self.GossipAddr = net.JoinHostPort(host, strconv.Itoa(int(list.LocalNode().Port)))
+		m.members[self.NodeID].info = m.self
+	}
+	return m, nil
+}
+
+// join contacts existing nodes by their gossip addresses.
+func (m *membership) join(addrs []string) error {
+	if len(addrs) == 0 {
+		return nil
+	}
+	n, err := m.list.Join(addrs)
+	if n == 0 && err != nil {
+		return fmt.Errorf("cannot join the cluster through %v: %w", addrs, err)
+	}
+	return nil
+}
+
+func (m *membership) set(n *memberlist.Node, status string) {
+	var info NodeInfo
+	if err := json.Unmarshal(n.Meta, &info); err != nil || info.NodeID == "" {
+		return
+	}
+	m.mu.Lock()
+	st := m.members[info.NodeID]
+	if st == nil {
+		st = &memberState{}
+		m.members[info.NodeID] = st
+	}
+	if st.status != status {
+		st.since = time.Now()
+	}
+	st.info, st.status = info, status
+	m.mu.Unlock()
+	select {
+	case m.changed <- struct{}{}:
+	default:
+	}
+}
+
+// snapshot returns every known member, sorted by node ID, with suspect
+// states read live from memberlist.
+func (m *membership) snapshot() []memberState {
+	suspect := map[string]bool{}
+	for _, n := range m.list.Members() {
+		if n.State == memberlist.StateSuspect {
+			suspect[n.Name] = true
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]memberState, 0, len(m.members))
+	for _, st := range m.members {
+		s := *st
+		if s.status == StatusAlive && suspect[s.info.NodeID] {
+			s.status = StatusSuspect
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].info.NodeID < out[j].info.NodeID })
+	return out
+}
+
+func (m *membership) info(nodeID string) (NodeInfo, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := m.members[nodeID]
+	if st == nil {
+		return NodeInfo{}, false
+	}
+	return st.info, true
+}
+
+func (m *membership) leave() {
+	_ = m.list.Leave(time.Second)
+	_ = m.list.Shutdown()
+}
+
+type metaDelegate struct{ m *membership }
+
+func (d *metaDelegate) NodeMeta(limit int) []byte {
+	b, _ := json.Marshal(d.m.self)
+	if len(b) > limit {
+		return nil
+	}
+	return b
+}
+func (d *metaDelegate) NotifyMsg([]byte)                {}
+func (d *metaDelegate) GetBroadcasts(int, int) [][]byte { return nil }
+func (d *metaDelegate) LocalState(bool) []byte          { return nil }
+func (d *metaDelegate) MergeRemoteState([]byte, bool)   {}
+
+type eventDelegate struct{ m *membership }
+
+func (e *eventDelegate) NotifyJoin(n *memberlist.Node)   { e.m.set(n, StatusAlive) }
+func (e *eventDelegate) NotifyUpdate(n *memberlist.Node) { e.m.set(n, StatusAlive) }
+func (e *eventDelegate) NotifyLeave(n *memberlist.Node) {
+	if n.State == memberlist.StateLeft {
+		e.m.set(n, StatusLeft)
+		return
+	}
+	e.m.set(n, StatusDead)
+}

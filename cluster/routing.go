@@ -1,0 +1,246 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hebbdb/hebb/raftfsm"
+	"github.com/hebbdb/hebb/shard"
+)
+
+// leaderWait is how often a request without a known leader looks again.
+const leaderWait = 50 * time.Millisecond
+
+// propose replicates cmd in group g from any node: locally when this node
+// leads g, else over the node transport to the leader, with one transparent
+// retry when leadership moved under the request. Until the deadline a
+// missing leader is waited for; then the error is ErrUnavailable.
+func (c *Cluster) propose(ctx context.Context, g *shard.Group, cmd []byte) (any, error) {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	retried := false
+	for {
+		out, err := c.proposeOnce(ctx, g, cmd)
+		if err == nil {
+			return out, nil
+		}
+		if !errors.Is(err, shard.ErrNotLeader) && !errors.Is(err, errNoLeader) && !errors.Is(err, errDial) {
+			return nil, unavailable(err)
+		}
+		if errors.Is(err, shard.ErrNotLeader) {
+			if retried {
+				return nil, unavailable(err)
+			}
+			retried = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: group %d: %w", ErrUnavailable, g.ID(), err)
+		case <-time.After(leaderWait):
+		}
+	}
+}
+
+var errNoLeader = errors.New("cluster: no leader known")
+
+func (c *Cluster) proposeOnce(ctx context.Context, g *shard.Group, cmd []byte) (any, error) {
+	if g.IsLeader() {
+		return g.Propose(ctx, cmd)
+	}
+	id, addr := c.leaderOf(ctx, g)
+	if addr == "" || id == c.cfg.NodeID {
+		return nil, errNoLeader
+	}
+	forwarded.WithLabelValues("propose").Inc()
+	resp, err := c.call(ctx, addr, &rpcRequest{Op: opPropose, Group: g.ID(), Cmd: cmd})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Result, nil
+}
+
+// barrier makes the local replica of g safe for a linearizable read: on
+// the leader a read index; on a follower the leader's read index, then a
+// wait until the local state machine applied it.
+func (c *Cluster) barrier(ctx context.Context, g *shard.Group) error {
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+	for {
+		err := c.barrierOnce(ctx, g)
+		if err == nil || !(errors.Is(err, shard.ErrNotLeader) || errors.Is(err, errNoLeader) || errors.Is(err, errDial)) {
+			return unavailable(err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: group %d: %w", ErrUnavailable, g.ID(), err)
+		case <-time.After(leaderWait):
+		}
+	}
+}
+
+func (c *Cluster) barrierOnce(ctx context.Context, g *shard.Group) error {
+	if g.IsLeader() {
+		return g.ReadIndex(ctx)
+	}
+	id, addr := g.Leader()
+	if addr == "" || id == c.cfg.NodeID {
+		return errNoLeader
+	}
+	resp, err := c.call(ctx, addr, &rpcRequest{Op: opReadIndex, Group: g.ID()})
+	if err != nil {
+		return err
+	}
+	return g.WaitIndex(ctx, resp.Index)
+}
+
+// hosts reports whether this node holds a replica (voter or non-voter) of g.
+func (c *Cluster) hosts(g *shard.Group) bool {
+	voters, nonvoters, err := g.Voters()
+	return err == nil && (contains(voters, c.cfg.NodeID) || contains(nonvoters, c.cfg.NodeID))
+}
+
+func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, shard.DefaultTimeout)
+}
+
+// ProposeMeta replicates a meta command.
+func (c *Cluster) ProposeMeta(ctx context.Context, cmd []byte) (any, error) {
+	return c.propose(ctx, c.metaG, cmd)
+}
+
+// Propose replicates cmd in tenant's group.
+func (c *Cluster) Propose(ctx context.Context, tenant string, cmd []byte) (any, error) {
+	return c.propose(ctx, c.groups[c.GroupOf(tenant)], cmd)
+}
+
+// ProposeAll replicates cmd in every data group, in group order.
+func (c *Cluster) ProposeAll(ctx context.Context, cmd []byte) ([]any, error) {
+	out := make([]any, 0, c.info.Groups)
+	for g := 1; g <= c.info.Groups; g++ {
+		res, err := c.propose(ctx, c.groups[g], cmd)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// ReadFSM returns tenant's state machine after a linearizable read barrier.
+// ErrNotHosted: this node holds no replica; the caller forwards the request.
+func (c *Cluster) ReadFSM(ctx context.Context, tenant string) (*raftfsm.FSM, error) {
+	g := c.GroupOf(tenant)
+	if !c.hosts(c.groups[g]) {
+		return nil, &NotHostedError{Tenant: tenant}
+	}
+	if err := c.barrier(ctx, c.groups[g]); err != nil {
+		return nil, err
+	}
+	return c.fsms[g], nil
+}
+
+// ReadAllFSM returns every data group's state machine after a read barrier
+// on each; it fails as a whole if any group fails (ErrNotHosted when this
+// node lacks a replica of one).
+func (c *Cluster) ReadAllFSM(ctx context.Context) ([]*raftfsm.FSM, error) {
+	out := make([]*raftfsm.FSM, 0, c.info.Groups)
+	for g := 1; g <= c.info.Groups; g++ {
+		if !c.hosts(c.groups[g]) {
+			return nil, fmt.Errorf("%w: group %d", ErrUnavailable, g)
+		}
+		if err := c.barrier(ctx, c.groups[g]); err != nil {
+			return nil, err
+		}
+		out = append(out, c.fsms[g])
+	}
+	return out, nil
+}
+
+// SetHTTPHandler installs the function that answers forwarded HTTP
+// requests (raw request bytes in, raw response bytes out).
+func (c *Cluster) SetHTTPHandler(h func([]byte) []byte) { c.httpHandler.Store(&h) }
+
+// ForwardHTTP sends a raw HTTP request to a node that hosts tenant's group
+// (its leader) and returns the raw response.
+func (c *Cluster) ForwardHTTP(ctx context.Context, tenant string, raw []byte) ([]byte, error) {
+	g := c.groups[c.GroupOf(tenant)]
+	deadline := time.Now().Add(shard.DefaultTimeout)
+	for {
+		id, addr := c.leaderOf(ctx, g)
+		if addr != "" && id != c.cfg.NodeID {
+			forwarded.WithLabelValues("http").Inc()
+			resp, err := c.call(ctx, addr, &rpcRequest{Op: opHTTP, HTTP: raw})
+			if err != nil {
+				return nil, unavailable(err)
+			}
+			return resp.HTTP, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%w: group %d has no reachable leader", ErrUnavailable, g.ID())
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %w", ErrUnavailable, ctx.Err())
+		case <-time.After(leaderWait):
+		}
+	}
+}
+
+// NotHostedError names the tenant whose group this node does not hold.
+type NotHostedError struct{ Tenant string }
+
+func (e *NotHostedError) Error() string { return "cluster: group of " + e.Tenant + " not hosted here" }
+
+// Unwrap makes errors.Is(err, ErrNotHosted) hold.
+func (e *NotHostedError) Unwrap() error { return ErrNotHosted }
+
+// leaderOf returns the leader of g: from the local replica when this node
+// holds one, else as the other nodes see it (a node without a replica hears
+// no heartbeats of the group).
+func (c *Cluster) leaderOf(ctx context.Context, g *shard.Group) (id, addr string) {
+	if id, addr = g.Leader(); addr != "" || c.members == nil || c.hosts(g) {
+		return id, addr
+	}
+	for _, m := range c.members.snapshot() {
+		if m.info.NodeID == c.cfg.NodeID || m.status != StatusAlive {
+			continue
+		}
+		resp, err := c.call(ctx, m.info.RaftAddr, &rpcRequest{Op: opLeader, Group: g.ID()})
+		if err == nil && resp.Leader.RaftAddr != "" {
+			return resp.Leader.NodeID, resp.Leader.RaftAddr
+		}
+		c.log.Debug("leader lookup", "group", g.ID(), "asked", m.info.NodeID, "err", err)
+	}
+	return "", ""
+}
+
+// RoomsOf gathers the rooms org belongs to from every group (scatter and
+// gather: any group failing fails the whole answer).
+func (c *Cluster) RoomsOf(ctx context.Context, org string, now int64) ([]raftfsm.RoomView, error) {
+	var out []raftfsm.RoomView
+	for gid := 1; gid <= c.info.Groups; gid++ {
+		g := c.groups[gid]
+		if c.hosts(g) {
+			if err := c.barrier(ctx, g); err != nil {
+				return nil, err
+			}
+			out = append(out, c.fsms[gid].RoomsOf(org, now)...)
+			continue
+		}
+		_, addr := c.leaderOf(ctx, g)
+		if addr == "" {
+			return nil, fmt.Errorf("%w: group %d has no reachable leader", ErrUnavailable, gid)
+		}
+		resp, err := c.call(ctx, addr, &rpcRequest{Op: opRoomsOf, Group: g.ID(), Org: org, Now: now})
+		if err != nil {
+			return nil, unavailable(err)
+		}
+		out = append(out, resp.Rooms...)
+	}
+	return out, nil
+}

@@ -1,0 +1,202 @@
+package cluster
+
+import (
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/hebbdb/hebb/raftfsm"
+	"github.com/hebbdb/hebb/shard"
+)
+
+// Node-to-node RPC runs over the shard's multiplexed listener (the RPC
+// stream kind): one gob request and one gob response per connection.
+const (
+	opPropose    = "propose"
+	opReadIndex  = "readindex"
+	opJoin       = "join"
+	opMembership = "membership"
+	opApplied    = "applied"
+	opHTTP       = "http"
+	opLeader     = "leader"
+	opRoomsOf    = "roomsof"
+)
+
+type rpcRequest struct {
+	Op       string
+	Org      string // roomsof
+	Now      int64  // roomsof
+	Group    uint32
+	Cmd      []byte
+	Node     NodeInfo
+	Change   string // membership: add_nonvoter, add_voter, remove
+	Deadline time.Time
+	HTTP     []byte
+}
+
+type rpcResponse struct {
+	Result any
+	Index  uint64
+	Leader NodeInfo           // leader: the group's leader as the answering node sees it
+	Rooms  []raftfsm.RoomView // roomsof
+	Err    string
+	Kind   string // sentinel name of Err
+	HTTP   []byte
+}
+
+func init() {
+	for _, v := range []any{&raftfsm.WriteResults{}, &raftfsm.FeedbackResult{}, &raftfsm.DeleteAtomResult{},
+		&raftfsm.DeleteDomainResult{}, &raftfsm.ConsolidateResult{}, &raftfsm.RoomResult{},
+		ClusterInfo{}, Org{}, KeyInfo{}, SettingsOverride{}, &remoteError{}} {
+		gob.Register(v)
+	}
+}
+
+// errDial marks a request that never reached the other node, so retrying
+// it elsewhere cannot apply it twice.
+var errDial = errors.New("cluster: dial failed")
+
+// remoteError carries an error apply result (a meta command's failure).
+type remoteError struct {
+	Kind string
+	Msg  string
+}
+
+func (e *remoteError) Error() string { return e.Msg }
+
+var sentinels = map[string]error{
+	"not_leader": shard.ErrNotLeader, "timeout": shard.ErrTimeout, "shutdown": shard.ErrShutdown,
+	"unknown_group": shard.ErrUnknownGroup, "unavailable": ErrUnavailable,
+	"unknown_org": ErrUnknownOrg, "unknown_key": ErrUnknownKey, "invalid_command": ErrInvalidCommand,
+	"org_exists": ErrOrgExists, "key_exists": ErrKeyExists, "not_hosted": ErrNotHosted,
+}
+
+func kindOf(err error) string {
+	for name, s := range sentinels {
+		if errors.Is(err, s) {
+			return name
+		}
+	}
+	return ""
+}
+
+// Unwrap maps a remote error back onto its sentinel for errors.Is.
+func (e *remoteError) Unwrap() error { return sentinels[e.Kind] }
+
+func errorOf(kind, msg string) error {
+	if msg == "" {
+		return nil
+	}
+	return &remoteError{Kind: kind, Msg: msg}
+}
+
+// call sends one request to the node at addr.
+func (c *Cluster) call(ctx context.Context, addr string, req *rpcRequest) (*rpcResponse, error) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(shard.DefaultTimeout)
+	}
+	req.Deadline = deadline
+	conn, err := c.node.DialRPC(addr, time.Until(deadline))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w: cannot reach %s: %w", ErrUnavailable, errDial, addr, err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(deadline)
+	if err := gob.NewEncoder(conn).Encode(req); err != nil {
+		return nil, fmt.Errorf("%w: cannot send to %s: %w", ErrUnavailable, addr, err)
+	}
+	var resp rpcResponse
+	if err := gob.NewDecoder(conn).Decode(&resp); err != nil {
+		return nil, fmt.Errorf("%w: no answer from %s: %w", ErrUnavailable, addr, err)
+	}
+	if re, ok := resp.Result.(*remoteError); ok {
+		resp.Result = re
+	}
+	return &resp, errorOf(resp.Kind, resp.Err)
+}
+
+// serveRPC answers one connection.
+func (c *Cluster) serveRPC(conn net.Conn) {
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(shard.DefaultTimeout + time.Second))
+	var req rpcRequest
+	if err := gob.NewDecoder(conn).Decode(&req); err != nil {
+		return
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), req.Deadline)
+	defer cancel()
+	resp := c.handle(ctx, &req)
+	if resp.Err == "" && resp.Kind == "" {
+		if e, ok := resp.Result.(error); ok {
+			resp.Result = &remoteError{Kind: kindOf(e), Msg: e.Error()}
+		}
+	}
+	_ = gob.NewEncoder(conn).Encode(resp)
+}
+
+func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
+	resp := &rpcResponse{}
+	fail := func(err error) *rpcResponse {
+		resp.Err, resp.Kind = err.Error(), kindOf(err)
+		return resp
+	}
+	if req.Op == opJoin {
+		if err := c.admit(ctx, req.Node); err != nil {
+			return fail(err)
+		}
+		return resp
+	}
+	if req.Op == opHTTP {
+		h := c.httpHandler.Load()
+		if h == nil {
+			return fail(ErrUnavailable)
+		}
+		resp.HTTP = (*h)(req.HTTP)
+		return resp
+	}
+	g := c.node.Group(req.Group)
+	if g == nil {
+		return fail(shard.ErrUnknownGroup)
+	}
+	var err error
+	switch req.Op {
+	case opPropose:
+		resp.Result, err = g.Propose(ctx, req.Cmd)
+	case opReadIndex:
+		resp.Index, err = g.LeaderReadIndex(ctx)
+	case opApplied:
+		resp.Index = g.AppliedIndex()
+	case opLeader:
+		if c.hosts(g) {
+			resp.Leader.NodeID, resp.Leader.RaftAddr = g.Leader()
+		}
+	case opRoomsOf:
+		if err = c.barrier(ctx, g); err == nil {
+			resp.Rooms = c.fsms[g.ID()].RoomsOf(req.Org, req.Now)
+		}
+	case opMembership:
+		err = c.changeLocal(ctx, g, req.Change, req.Node)
+	default:
+		err = fmt.Errorf("unknown rpc op %q", req.Op)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return resp
+}
+
+func (c *Cluster) changeLocal(ctx context.Context, g *shard.Group, change string, n NodeInfo) error {
+	switch change {
+	case "add_nonvoter":
+		return g.AddNonvoter(ctx, n.NodeID, n.RaftAddr)
+	case "add_voter":
+		return g.AddVoter(ctx, n.NodeID, n.RaftAddr)
+	case "remove":
+		return g.RemoveServer(ctx, n.NodeID)
+	}
+	return fmt.Errorf("unknown membership change %q", change)
+}
