@@ -89,3 +89,6 @@ var (
 // ErrNotHosted means this node holds no replica of the group: the request
 // is forwarded whole to a node that does.
 var ErrNotHosted = errors.New("cluster: group not hosted on this node")
+
+// ErrUnknownNode is an operator call naming a node the cluster never saw.
+var ErrUnknownNode = errors.New("cluster: unknown node")

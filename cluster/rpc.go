@@ -23,6 +23,7 @@ const (
 	opHTTP       = "http"
 	opLeader     = "leader"
 	opRoomsOf    = "roomsof"
+	opConfig     = "config"
 )
 
 type rpcRequest struct {
@@ -42,9 +43,11 @@ type rpcResponse struct {
 	Index  uint64
 	Leader NodeInfo           // leader: the group's leader as the answering node sees it
 	Rooms  []raftfsm.RoomView // roomsof
-	Err    string
-	Kind   string // sentinel name of Err
-	HTTP   []byte
+	Voters []string           // config: voters then non-voters
+
+	Err  string
+	Kind string // sentinel name of Err
+	HTTP []byte
 }
 
 func init() {
@@ -173,6 +176,11 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 	case opLeader:
 		if c.hosts(g) {
 			resp.Leader.NodeID, resp.Leader.RaftAddr = g.Leader()
+		}
+	case opConfig:
+		var v, nv []string
+		if v, nv, err = g.Voters(); err == nil {
+			resp.Voters = append(v, nv...)
 		}
 	case opRoomsOf:
 		if err = c.barrier(ctx, g); err == nil {

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ func (s *Server) adminRoutes(r *frouter.Router) {
 	a.PATCH("/orgs/{org_id}/settings", s.admin(s.adminPatchSettings))
 	a.GET("/cluster", s.admin(s.adminCluster))
 	a.GET("/placement", s.admin(s.adminPlacement))
+	a.DELETE("/cluster/nodes/{node_id}", s.admin(s.adminRemoveNode))
 }
 
 // admin wraps an operator route: off without --admin-token, 401 on a wrong
@@ -221,4 +223,32 @@ func (s *Server) adminPlacement(c *call) error {
 		return validationError(fieldError{Loc: []any{"query", "tenant"}, Msg: "Field required", Type: "missing"})
 	}
 	return s.ok(c, s.backend.Placement(tenant))
+}
+
+// Drainer is implemented by a Backend that can move a node's replicas away.
+type Drainer interface {
+	Drain(ctx stdContext, nodeID string) error
+}
+
+// drainTimeout bounds DELETE /admin/v1/cluster/nodes/{id}.
+const drainTimeout = 5 * time.Minute
+
+func (s *Server) adminRemoveNode(c *call) error {
+	id, _ := c.ctx.UserValue("node_id").(string)
+	d, ok := s.backend.(Drainer)
+	if !ok {
+		return newError(501, codeInternal, "This node cannot drain nodes")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	if err := d.Drain(ctx, id); err != nil {
+		switch {
+		case errors.Is(err, cluster.ErrUnknownNode):
+			return notFound("Node not found")
+		case errors.Is(err, cluster.ErrInvalidCommand):
+			return validationError(fieldError{Loc: []any{"path", "node_id"}, Msg: err.Error(), Type: "value_error"})
+		}
+		return err
+	}
+	return s.ok(c, map[string]string{"node_id": id, "status": cluster.NodeLeft})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 )
 
 // serveConfig is every flag of `hebb serve` (operator.md §2).
@@ -31,6 +32,7 @@ type serveConfig struct {
 	SMTPURL             string
 	MailFrom            string
 	PublicURL           string
+	DeadNodeGrace       time.Duration
 }
 
 func (c *serveConfig) flags(fs *flag.FlagSet) {
@@ -56,6 +58,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.SMTPURL, "smtp-url", "", "mail for console invitations (smtp://user:pass@host:port)")
 	fs.StringVar(&c.MailFrom, "mail-from", "", "sender address of console invitations")
 	fs.StringVar(&c.PublicURL, "public-url", "", "how clients reach this node (default http://<http-addr>)")
+	fs.DurationVar(&c.DeadNodeGrace, "dead-node-grace", 30*time.Second, "how long a node may be dead before its replicas are replaced")
 }
 
 // applyEnv fills every flag not given on the command line from

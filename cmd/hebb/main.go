@@ -9,6 +9,8 @@ const usage = `hebb: a persistent memory store for AI agents
 
 Usage:
   hebb serve [flags]    run a node (see hebb serve -h)
+  hebb admin remove-node <node_id> [--url URL] [--admin-token TOKEN]
+                        drain a node's replicas onto the others, then remove it
   hebb version          print the version
 `
 
@@ -21,6 +23,8 @@ func main() {
 	switch os.Args[1] {
 	case "serve":
 		err = serve(os.Args[2:])
+	case "admin":
+		err = admin(os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Println("hebb", version)
 	case "help", "-h", "--help":
