@@ -2,6 +2,7 @@ package raftfsm
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/hebbdb/hebb/vecmath"
 )
@@ -149,14 +150,42 @@ func (f *FSM) nearestTip(t *tenant, it *WriteItem, targets []*Atom) (*Atom, floa
 		}
 		return false
 	}
-	// The Ref kernel rounds identically on every CPU: SIMD and scalar Dot
-	// differ in the last bits, which would let replicas disagree on the
-	// stored importance or on the gate's verdict.
-	i, cos := vecmath.NearestRef(it.Vector, d.arena, f.dim, len(d.rows), skip)
-	if i < 0 {
+	// SIMD ranks the rows; the best few are then re-scored with the Ref
+	// kernel, which rounds identically on every CPU, so replicas agree on
+	// the stored importance and the gate's verdict (SIMD and scalar dot
+	// products differ only in the last bits, far below the candidates' gap).
+	scores := f.scratch(len(d.rows))
+	vecmath.DotArena(it.Vector, d.arena, f.dim, scores)
+	for i := range scores {
+		if skip(i) {
+			scores[i] = float32(math.NaN())
+		}
+	}
+	var best *Atom
+	bestCos := float32(math.Inf(-1))
+	for _, i := range vecmath.TopK(scores, gateRecheck, f.topk[:0]) {
+		a := d.rows[i]
+		cos := vecmath.DotRef(it.Vector, d.vec(a, f.dim))
+		if cos > bestCos || cos == bestCos && compareID(a.ID, best.ID) < 0 {
+			best, bestCos = a, cos
+		}
+	}
+	if best == nil {
 		return nil, 0
 	}
-	return d.rows[i], cos
+	return best, bestCos
+}
+
+// gateRecheck is how many SIMD-ranked rows the gate re-scores exactly.
+const gateRecheck = 8
+
+// scratch returns the FSM's reusable score buffer (Apply is never
+// concurrent with itself, so one buffer serves every write).
+func (f *FSM) scratch(n int) []float32 {
+	if cap(f.gateScores) < n {
+		f.gateScores = make([]float32, n)
+	}
+	return f.gateScores[:n]
 }
 
 // writeSecret stores or replaces a sealed secret under its external_ref
