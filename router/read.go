@@ -134,7 +134,7 @@ func (s *Server) read(c *call) error {
 			p.req.Tenant = tenant
 			p.req.IncludeHistory = false
 		} else {
-			p.req.Domains = []string{*req.Domain}
+			p.req.Domains = []string{orDefault(*req.Domain)}
 		}
 	}
 	resp, err := s.search(c, p)

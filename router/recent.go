@@ -72,7 +72,7 @@ func (s *Server) recent(c *call) error {
 			}
 			q.Tenant, q.IncludeHistory = tenant, false
 		} else {
-			q.Domains = []string{*req.Domain}
+			q.Domains = []string{orDefault(*req.Domain)}
 		}
 	}
 	fsm, err := s.backend.ReadFSM(c.std, q.Tenant)

@@ -141,3 +141,11 @@ func unionStrings(lists ...[]string) []string {
 	}
 	return out
 }
+
+// orDefault maps an empty domain to the default one, as writes do.
+func orDefault(domain string) string {
+	if domain == "" {
+		return defaultDomain
+	}
+	return domain
+}
