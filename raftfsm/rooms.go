@@ -224,6 +224,19 @@ func (f *FSM) Room(roomID, org string) (RoomView, bool) {
 	return v, true
 }
 
+// InRoom reports whether id names an atom that lives in a room of this
+// group (any room, whoever asks).
+func (f *FSM) InRoom(id ID) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	for _, t := range f.tenants {
+		if t.room != nil && t.atoms[id] != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // RoomsOf lists the rooms of this group where org is the owner or holds a
 // membership that is active at now, sorted by creation.
 func (f *FSM) RoomsOf(org string, now int64) []RoomView {

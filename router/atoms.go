@@ -134,8 +134,29 @@ func (s *Server) deleteAtom(c *call) error {
 	if res.Err != nil {
 		return forbidden(res.Err.Message)
 	}
+	if res.Deleted == 0 {
+		if err := s.refuseRoomAtom(c, id); err != nil {
+			return err
+		}
+	}
 	return s.ok(c, deleteAtomJSON{Deleted: res.Deleted, AtomID: id.String(),
 		PredecessorsLeftHidden: idStrings(res.PredecessorsLeftHidden), HistoryDestroyed: res.HistoryDestroyed})
+}
+
+// refuseRoomAtom answers 404 when id names an atom that lives in a room:
+// atom deletion reaches the caller's own account only, and a room atom is
+// not "already gone" (interface §7.2), not even for its writer.
+func (s *Server) refuseRoomAtom(c *call, id raftfsm.ID) error {
+	fsms, err := s.backend.ReadAllFSM(c.std)
+	if err != nil {
+		return err
+	}
+	for _, f := range fsms {
+		if f.InRoom(id) {
+			return notFound(atomNotFound)
+		}
+	}
+	return nil
 }
 
 type deleteDomainJSON struct {

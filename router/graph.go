@@ -95,7 +95,11 @@ func (s *Server) graph(c *call) error {
 	}
 	q.Tenant = c.org
 	if req.Domain != nil {
-		if kind, id, _ := classifyDomain(*req.Domain); kind == domainRoom && id != "" {
+		kind, id, derr := classifyDomain(*req.Domain)
+		if derr != nil {
+			return derr
+		}
+		if kind == domainRoom {
 			tenant, err := s.roomTenant(c, id, false)
 			if err != nil {
 				return err
