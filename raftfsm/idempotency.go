@@ -27,6 +27,20 @@ func (t *tenant) replayOrConflict(c *WriteCmd, now int64) *WriteResults {
 	return &WriteResults{Results: rec.results, Replayed: true}
 }
 
+// KnownIdempotencyKey reports whether the tenant holds a record of key
+// that has not expired at now (unix microseconds): a write carrying it is
+// answered from the record (replay or conflict) and stores nothing.
+func (f *FSM) KnownIdempotencyKey(tenantID, key string, now int64) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	t := f.tenants[tenantID]
+	if t == nil {
+		return false
+	}
+	r := t.idem[key]
+	return r != nil && r.expiresAt > now
+}
+
 func (t *tenant) remember(c *WriteCmd, res *WriteResults) {
 	if c.Idem == nil || res.Err != nil {
 		return

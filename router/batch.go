@@ -110,7 +110,7 @@ func (s *Server) writeBatch(c *call, underscore bool) error {
 	}
 	out := batchResultJSON{TotalCount: len(items), Results: make([]batchItemJSON, len(items))}
 	for _, g := range groups {
-		if err := s.checkAtomLimit(c, g.tenant, len(g.index)); err != nil {
+		if err := s.checkBatchLimit(c, g, idem); err != nil {
 			return err
 		}
 		res, err := s.writeGroup(c, g, idem)
@@ -127,6 +127,22 @@ func (s *Server) writeBatch(c *call, underscore bool) error {
 		}
 	}
 	return s.ok(c, out)
+}
+
+// checkBatchLimit applies the atom limit to a group, except to the retry of
+// an Idempotency-Key already answered: it stores nothing and must get the
+// cached response (or the 409) even when the account is at its limit.
+func (s *Server) checkBatchLimit(c *call, g *batchGroup, idem *raftfsm.Idempotency) error {
+	if idem != nil && c.settings.Plan.AtomLimit > 0 {
+		fsm, err := s.backend.ReadFSM(c.std, g.tenant)
+		if err != nil {
+			return err
+		}
+		if fsm.KnownIdempotencyKey(g.tenant, idem.Key, time.Now().UnixMicro()) {
+			return nil
+		}
+	}
+	return s.checkAtomLimit(c, g.tenant, len(g.index))
 }
 
 // batchGroup is the items of one batch that go to one tenant.

@@ -33,15 +33,18 @@ func (s *Server) consolidate(c *call) error {
 			return err
 		}
 	}
+	tenant := c.org
 	if req.Domain != nil {
 		kind, id, derr := classifyDomain(*req.Domain)
 		if derr != nil {
 			return derr
 		}
 		if kind == domainRoom {
-			if _, err := s.roomTenant(c, id, true); err != nil {
+			t, err := s.roomTenant(c, id, true)
+			if err != nil {
 				return err
 			}
+			tenant = t
 		}
 	}
 	if !s.cfg.EnableConsolidation {
@@ -56,8 +59,9 @@ func (s *Server) consolidate(c *call) error {
 	if err != nil {
 		return fmt.Errorf("cannot make prototype IDs: %w", err)
 	}
-	cmd := raftfsm.ConsolidateCmd{Tenant: c.org, Domain: domain, At: time.Now().UnixMicro(), BaseID: raftfsm.ID(base)}
-	out, err := s.backend.Propose(c.std, c.org, cmd.Encode())
+	// A room's atoms live in the room's tenant under the room address.
+	cmd := raftfsm.ConsolidateCmd{Tenant: tenant, Domain: domain, At: time.Now().UnixMicro(), BaseID: raftfsm.ID(base)}
+	out, err := s.backend.Propose(c.std, tenant, cmd.Encode())
 	if err != nil {
 		return err
 	}

@@ -20,8 +20,9 @@ type quotas struct {
 	log      *slog.Logger
 	mu       sync.Mutex
 	day      string
-	pending  map[string]int64 // counted, not yet proposed
-	inflight map[string]int64 // proposed, not yet acknowledged
+	pending  map[string]int64         // counted, not yet proposed
+	inflight map[string]int64         // proposed, not yet acknowledged
+	turns    map[string]chan struct{} // per org: one atom-limited write at a time
 	done     chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
@@ -52,7 +53,7 @@ func (q *quotas) stop() {
 
 func newQuotas(b Backend, log *slog.Logger) *quotas {
 	q := &quotas{meta: b.Meta(), propose: b.ProposeMeta, log: log,
-		pending: make(map[string]int64), inflight: make(map[string]int64),
+		pending: make(map[string]int64), inflight: make(map[string]int64), turns: make(map[string]chan struct{}),
 		done: make(chan struct{}), stopped: make(chan struct{})}
 	go q.run()
 	return q
@@ -147,12 +148,37 @@ func (s *Server) counted(h func(*call) error) func(*call) error {
 	}
 }
 
+// writeTurn waits until org's previous atom-limited write on this node has
+// finished, so that its atoms are counted before the next write is
+// checked: without it, concurrent writes all pass the check and overshoot
+// the limit. The turn ends with the request (when ctx is cancelled).
+func (q *quotas) writeTurn(ctx context.Context, org string) error {
+	q.mu.Lock()
+	turn := q.turns[org]
+	if turn == nil {
+		turn = make(chan struct{}, 1)
+		q.turns[org] = turn
+	}
+	q.mu.Unlock()
+	select {
+	case turn <- struct{}{}:
+		context.AfterFunc(ctx, func() { <-turn })
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // checkAtomLimit refuses a write that would take the account past its
-// atom limit (total_atoms, every revision, secrets excluded).
+// atom limit (total_atoms, every revision, secrets excluded). It holds the
+// account's write turn until the request ends.
 func (s *Server) checkAtomLimit(c *call, tenant string, adding int) error {
 	limit := c.settings.Plan.AtomLimit
 	if limit <= 0 || tenant != c.org {
 		return nil
+	}
+	if err := s.quota.writeTurn(c.std, c.org); err != nil {
+		return err
 	}
 	fsm, err := s.backend.ReadFSM(c.std, c.org)
 	if err != nil {

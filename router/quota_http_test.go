@@ -1,0 +1,179 @@
+package router_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/hebbdb/hebb/cluster"
+)
+
+func TestQuotaHTTP(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, withPlan(cluster.Plan{DailyQueryQuota: 3}), withReset())
+	_, key := ts.newOrg("quota")
+	memWrite(t, ts, key, "Quota subject: the build farm has twelve runners", map[string]any{"concepts": []string{"build", "runner"}})
+
+	t.Run("daily query quota", func(t *testing.T) {
+		read := map[string]any{"query": "build farm runners"}
+		// A refused read, writes, feedback, lookups and stats do not count.
+		checkValidation(t, ts.do("POST", "/memory/read", key, map[string]any{"query": ""}), "body", "query")
+		checkValidation(t, ts.do("POST", "/memory/recent", key, map[string]any{"limit": 0}), "body", "limit")
+		id := memWrite(t, ts, key, "Quota subject: runners are replaced every spring", nil)
+		mustStatus(t, ts.do("POST", "/memory/write-batch", key, map[string]any{"items": memItems("quota", 2, nil)}), 200)
+		mustStatus(t, ts.do("POST", "/memory/feedback", key, map[string]any{"atom_ids": []string{id}, "outcome": 1}), 200)
+		memAtom(t, ts, key, id)
+		memTotal(t, ts, key)
+
+		mustStatus(t, ts.do("POST", "/memory/read", key, read), 200)
+		mustStatus(t, ts.do("POST", "/memory/recent", key, map[string]any{}), 200)
+		mustStatus(t, ts.do("POST", "/memory/graph", key, map[string]any{"seeds": []string{"build"}}), 200)
+
+		for _, c := range []struct {
+			path string
+			body any
+		}{
+			{"/memory/read", read},
+			{"/memory/query", read},
+			{"/memory/read-batch", map[string]any{"queries": []any{read}}},
+			{"/memory/recent", map[string]any{}},
+			{"/memory/graph", map[string]any{"seeds": []string{"build"}}},
+		} {
+			r := ts.do("POST", c.path, key, c.body)
+			checkEnvelope(t, r, 429, "RATE_LIMITED")
+			if r.Body["retryable"] != true {
+				t.Errorf("%s: retryable %v, want true", c.path, r.Body["retryable"])
+			}
+			if memReason(r) != "daily_query_quota" {
+				t.Errorf("%s: details.reason %q", c.path, memReason(r))
+			}
+			if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || s < 1 || s > 86401 {
+				t.Errorf("%s: Retry-After %q", c.path, r.Header.Get("Retry-After"))
+			}
+		}
+		// Writes and lookups still work; another account has its own count.
+		memWrite(t, ts, key, "Quota subject: writes go on after the quota", nil)
+		memAtom(t, ts, key, id)
+		mustStatus(t, ts.do("POST", "/memory/read", ts.Key, read), 200)
+	})
+
+	t.Run("atom limit", func(t *testing.T) {
+		orgID, k := ts.newOrg("limited")
+		r := ts.admin("PATCH", "/admin/v1/orgs/"+orgID+"/settings", map[string]any{"plan": map[string]any{"atom_limit": 2}})
+		mustStatus(t, r, 200)
+		if num(obj(r.Body["plan"])["atom_limit"]) != 2 || num(obj(r.Body["plan"])["daily_query_quota"]) != 3 {
+			t.Fatalf("settings %s", r.Raw)
+		}
+		memWrite(t, ts, k, "Limited account atom one", nil)
+		// A batch that would pass the limit is refused whole.
+		r = ts.do("POST", "/memory/write-batch", k, map[string]any{"items": memItems("limited", 2, nil)})
+		checkEnvelope(t, r, 429, "RATE_LIMITED")
+		memWrite(t, ts, k, "Limited account atom two", nil)
+		for _, c := range []struct {
+			path string
+			body any
+		}{
+			{"/memory/write", map[string]any{"content": "Limited account atom three"}},
+			{"/memory/write-batch", map[string]any{"items": memItems("limited three", 1, nil)}},
+			{"/memory/write_batch", map[string]any{"items": memItems("limited three", 1, nil)}},
+		} {
+			r := ts.do("POST", c.path, k, c.body)
+			checkEnvelope(t, r, 429, "RATE_LIMITED")
+			if r.Body["retryable"] != false {
+				t.Errorf("%s: retryable %v, want false", c.path, r.Body["retryable"])
+			}
+			if memReason(r) != "atom_limit" {
+				t.Errorf("%s: details.reason %q", c.path, memReason(r))
+			}
+		}
+		if n := memTotal(t, ts, k); n != 2 {
+			t.Errorf("total_atoms %d, want 2", n)
+		}
+	})
+
+	limited := func(t *testing.T, name string, limit int) string {
+		t.Helper()
+		orgID, k := ts.newOrg(name)
+		r := ts.admin("PATCH", "/admin/v1/orgs/"+orgID+"/settings", map[string]any{"plan": map[string]any{"atom_limit": limit}})
+		mustStatus(t, r, 200)
+		return k
+	}
+
+	t.Run("concurrent writes do not overshoot the atom limit", func(t *testing.T) {
+		k := limited(t, "limited-concurrent", 2)
+		const n = 8
+		out := make(chan resp, n)
+		for i := 0; i < n; i++ {
+			go func(i int) {
+				out <- ts.do("POST", "/memory/write", k, map[string]any{"content": fmt.Sprintf("Concurrent write %d with tag z%dq", i, i)})
+			}(i)
+		}
+		stored, refused := 0, 0
+		for i := 0; i < n; i++ {
+			r := <-out
+			switch {
+			case r.Status == 200 && r.Body["stored"] == true:
+				stored++
+			case r.Status == 429 && memReason(r) == "atom_limit":
+				refused++
+			default:
+				t.Errorf("unexpected answer %d: %s", r.Status, r.Raw)
+			}
+		}
+		if stored != 2 || refused != n-2 {
+			t.Errorf("%d stored, %d refused; want 2 and %d", stored, refused, n-2)
+		}
+		if got := memTotal(t, ts, k); got != 2 {
+			t.Errorf("total_atoms %d, want 2", got)
+		}
+	})
+
+	t.Run("an idempotent retry at the limit replays", func(t *testing.T) {
+		k := limited(t, "limited-idem", 3)
+		send := func(idem string, body any) resp {
+			h := http.Header{}
+			h.Set("X-Api-Key", k)
+			h.Set("Idempotency-Key", idem)
+			return ts.doH("POST", "/memory/write-batch", h, body)
+		}
+		body := map[string]any{"items": memItems("at the limit", 3, nil)}
+		first := send("fill", body)
+		checkBatchResult(t, first, 3)
+		again := send("fill", body)
+		mustStatus(t, again, 200)
+		if !bytes.Equal(first.Raw, again.Raw) {
+			t.Errorf("retry at the limit: %s", again.Raw)
+		}
+		r := send("fill", map[string]any{"items": memItems("other body", 1, nil)})
+		checkEnvelope(t, r, 409, "CONFLICT")
+		r = send("fresh", map[string]any{"items": memItems("new key", 1, nil)})
+		checkEnvelope(t, r, 429, "RATE_LIMITED")
+		if memReason(r) != "atom_limit" {
+			t.Errorf("details.reason %q", memReason(r))
+		}
+	})
+
+	t.Run("reset clears every tenant", func(t *testing.T) {
+		r := ts.do("DELETE", "/memory/reset", key, nil)
+		mustStatus(t, r, 200)
+		if string(r.Raw) != `{"status":"cleared"}` {
+			t.Errorf("reset body %s", r.Raw)
+		}
+		for _, k := range []string{key, ts.Key} {
+			st := ts.do("GET", "/memory/stats", k, nil)
+			mustStatus(t, st, 200)
+			for _, f := range []string{"total_atoms", "episodes", "prototypes", "singletons", "hebbian_edges", "episodic_fingerprints", "avg_valence", "avg_importance"} {
+				if st.Body[f] != 0.0 {
+					t.Errorf("after reset %s = %v", f, st.Body[f])
+				}
+			}
+			if len(list(st.Body["domains"])) != 0 {
+				t.Errorf("after reset domains %v", st.Body["domains"])
+			}
+		}
+		// The org and its key stay.
+		memWrite(t, ts, key, "Written after the reset", nil)
+	})
+}
