@@ -39,6 +39,9 @@ type WriteCmd struct {
 	Batch  bool
 	Items  []WriteItem
 	Idem   *Idempotency // write-batch with an Idempotency-Key
+	// Limit is the account's atom limit (0: none), enforced here so that
+	// concurrent writes through any node cannot pass it.
+	Limit int64
 }
 
 // Idempotency identifies a retried request: the same Key with the same
@@ -152,6 +155,7 @@ func (c *WriteCmd) Encode() []byte {
 		e.b = append(e.b, c.Idem.BodyHash[:]...)
 		e.varint(c.Idem.ExpiresAt)
 	}
+	e.varint(c.Limit)
 	return e.b
 }
 
@@ -182,6 +186,7 @@ func decodeWrite(d *dec) *WriteCmd {
 		copy(c.Idem.BodyHash[16:], h2[:])
 		c.Idem.ExpiresAt = d.varint()
 	}
+	c.Limit = d.varint()
 	return c
 }
 

@@ -9,6 +9,7 @@ var (
 	ErrConflict  = errors.New("raftfsm: conflict")
 	ErrForbidden = errors.New("raftfsm: forbidden")
 	ErrSnapshot  = errors.New("raftfsm: bad snapshot")
+	ErrLimit     = errors.New("raftfsm: atom limit reached")
 )
 
 // ApplyError is an expected failure of a command, returned in the apply
@@ -25,7 +26,7 @@ func (e *ApplyError) Error() string { return e.Message }
 func (e *ApplyError) Unwrap() error { return e.Kind }
 
 var kindNames = map[error]string{ErrNotFound: "not_found", ErrConflict: "conflict",
-	ErrForbidden: "forbidden", ErrSnapshot: "snapshot"}
+	ErrForbidden: "forbidden", ErrSnapshot: "snapshot", ErrLimit: "limit"}
 
 // GobEncode lets an apply result cross the node transport: Kind travels by
 // name and comes back as the same sentinel.

@@ -88,11 +88,7 @@ func (f *FSM) AtomCount(tenantID string) int {
 	if t == nil {
 		return 0
 	}
-	n := len(t.atoms)
-	for _, d := range t.domains {
-		n -= d.secrets
-	}
-	return n
+	return t.atomCount()
 }
 
 // Domains returns the tenant's active domains, sorted.

@@ -197,3 +197,12 @@ func (t *tenant) sortedDomains() []string {
 	sort.Strings(out)
 	return out
 }
+
+// atomCount is total_atoms: every non-secret atom, superseded ones included.
+func (t *tenant) atomCount() int {
+	n := len(t.atoms)
+	for _, d := range t.domains {
+		n -= d.secrets
+	}
+	return n
+}

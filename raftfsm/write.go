@@ -22,6 +22,9 @@ func (f *FSM) applyWrite(c *WriteCmd) *WriteResults {
 			return res
 		}
 	}
+	if c.Limit > 0 && int64(t.atomCount()+len(c.Items)) > c.Limit {
+		return &WriteResults{Err: &ApplyError{Kind: ErrLimit, Message: "Atom limit of the plan reached"}}
+	}
 	out := &WriteResults{Results: make([]WriteResult, len(c.Items))}
 	defer t.remember(c, out)
 	for i := range c.Items {

@@ -183,7 +183,8 @@ func (s *Server) writeGroup(c *call, g *batchGroup, idem *raftfsm.Idempotency) (
 	if err := s.prepare(c, g.items); err != nil {
 		return nil, err
 	}
-	cmd := raftfsm.WriteCmd{Tenant: g.tenant, Batch: true, Idem: idem, Items: make([]raftfsm.WriteItem, len(g.items))}
+	cmd := raftfsm.WriteCmd{Tenant: g.tenant, Batch: true, Idem: idem, Items: make([]raftfsm.WriteItem, len(g.items)),
+		Limit: s.limitFor(c, g.tenant)}
 	for i, it := range g.items {
 		cmd.Items[i] = *it
 	}

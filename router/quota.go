@@ -20,9 +20,8 @@ type quotas struct {
 	log      *slog.Logger
 	mu       sync.Mutex
 	day      string
-	pending  map[string]int64         // counted, not yet proposed
-	inflight map[string]int64         // proposed, not yet acknowledged
-	turns    map[string]chan struct{} // per org: one atom-limited write at a time
+	pending  map[string]int64 // counted, not yet proposed
+	inflight map[string]int64 // proposed, not yet acknowledged
 	done     chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
@@ -53,7 +52,7 @@ func (q *quotas) stop() {
 
 func newQuotas(b Backend, log *slog.Logger) *quotas {
 	q := &quotas{meta: b.Meta(), propose: b.ProposeMeta, log: log,
-		pending: make(map[string]int64), inflight: make(map[string]int64), turns: make(map[string]chan struct{}),
+		pending: make(map[string]int64), inflight: make(map[string]int64),
 		done: make(chan struct{}), stopped: make(chan struct{})}
 	go q.run()
 	return q
@@ -148,46 +147,30 @@ func (s *Server) counted(h func(*call) error) func(*call) error {
 	}
 }
 
-// writeTurn waits until org's previous atom-limited write on this node has
-// finished, so that its atoms are counted before the next write is
-// checked: without it, concurrent writes all pass the check and overshoot
-// the limit. The turn ends with the request (when ctx is cancelled).
-func (q *quotas) writeTurn(ctx context.Context, org string) error {
-	q.mu.Lock()
-	turn := q.turns[org]
-	if turn == nil {
-		turn = make(chan struct{}, 1)
-		q.turns[org] = turn
-	}
-	q.mu.Unlock()
-	select {
-	case turn <- struct{}{}:
-		context.AfterFunc(ctx, func() { <-turn })
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// checkAtomLimit refuses a write that would take the account past its
-// atom limit (total_atoms, every revision, secrets excluded). It holds the
-// account's write turn until the request ends.
+// checkAtomLimit refuses early a write that would take the account past its
+// atom limit (total_atoms, every revision, secrets excluded). The exact check
+// runs again in apply (WriteCmd.Limit), so concurrent writes through any
+// node cannot pass the limit.
 func (s *Server) checkAtomLimit(c *call, tenant string, adding int) error {
 	limit := c.settings.Plan.AtomLimit
 	if limit <= 0 || tenant != c.org {
 		return nil
-	}
-	if err := s.quota.writeTurn(c.std, c.org); err != nil {
-		return err
 	}
 	fsm, err := s.backend.ReadFSM(c.std, c.org)
 	if err != nil {
 		return err
 	}
 	if int64(fsm.AtomCount(c.org)+adding) > limit {
-		quotaRejections.WithLabelValues("atom_limit").Inc()
-		return newError(429, codeRateLimited, "Atom limit of the plan reached").with("reason", "atom_limit").
-			with("limit", limit)
+		return atomLimitError(limit)
 	}
 	return nil
+}
+
+func atomLimitError(limit int64) *apiError {
+	quotaRejections.WithLabelValues("atom_limit").Inc()
+	e := newError(429, codeRateLimited, "Atom limit of the plan reached").with("reason", "atom_limit")
+	if limit > 0 {
+		e.with("limit", limit)
+	}
+	return e
 }

@@ -122,7 +122,7 @@ func (s *Server) write(c *call) error {
 	if err := s.prepare(c, []*raftfsm.WriteItem{&p.item}); err != nil {
 		return err
 	}
-	cmd := raftfsm.WriteCmd{Tenant: tenant, Items: []raftfsm.WriteItem{p.item}}
+	cmd := raftfsm.WriteCmd{Tenant: tenant, Items: []raftfsm.WriteItem{p.item}, Limit: s.limitFor(c, tenant)}
 	res, err := s.proposeWrite(c, &cmd)
 	if err != nil {
 		return err
@@ -172,8 +172,19 @@ func (s *Server) proposeWrite(c *call, cmd *raftfsm.WriteCmd) (*raftfsm.WriteRes
 	return res, nil
 }
 
+// limitFor is the atom limit the apply enforces for a write to tenant:
+// the caller's plan for its own account, none for rooms.
+func (s *Server) limitFor(c *call, tenant string) int64 {
+	if tenant != c.org {
+		return 0
+	}
+	return c.settings.Plan.AtomLimit
+}
+
 func supersedeError(e *raftfsm.ApplyError) *apiError {
 	switch {
+	case errors.Is(e, raftfsm.ErrLimit):
+		return atomLimitError(0)
 	case errors.Is(e, raftfsm.ErrNotFound):
 		return notFound(e.Message).with("atom_id", e.Target.String())
 	case errors.Is(e, raftfsm.ErrConflict):
