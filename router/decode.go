@@ -103,8 +103,11 @@ func walkJSON(t reflect.Type, v any, loc []any, strict bool, errs *[]fieldError)
 			add("int_type", "Input should be a valid integer")
 		}
 	case reflect.Float64, reflect.Float32:
-		if _, ok := v.(json.Number); !ok {
+		n, ok := v.(json.Number)
+		if !ok {
 			add("float_type", "Input should be a valid number")
+		} else if _, err := n.Float64(); err != nil {
+			add("finite_number", "Input should be a finite number")
 		}
 	}
 }
