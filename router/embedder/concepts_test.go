@@ -1,0 +1,76 @@
+package embedder
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestConcepts(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		max  int
+		want []string
+	}{
+		{"brief example", "The user prefers dark themes in editors", MaxConcepts,
+			[]string{"user", "prefer", "dark", "theme", "editor"}},
+		{"empty", "", MaxConcepts, nil},
+		{"only stop words", "it is what it is", MaxConcepts, nil},
+		{"deduplicated after stemming", "theme themes Theme THEMES", MaxConcepts, []string{"theme"}},
+		{"first-seen order", "zebra apple zebra mango", MaxConcepts, []string{"zebra", "apple", "mango"}},
+		{"single digits dropped", "room 7 has 12 chairs", MaxConcepts, []string{"room", "12", "chair"}},
+		{"contraction stop word", "don't deploy on friday", MaxConcepts, []string{"deploy", "friday"}},
+		{"max respected", "alpha beta gamma delta", 2, []string{"alpha", "beta"}},
+		{"max zero", "alpha beta", 0, nil},
+		{"unicode", "Der Benutzer mag Kaffee", MaxConcepts, []string{"der", "benutzer", "mag", "kaffee"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Concepts(tt.in, tt.max); !slices.Equal(got, tt.want) {
+				t.Errorf("Concepts(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConceptsCapped(t *testing.T) {
+	text := ""
+	for i := range 40 {
+		text += string(rune('a'+i%26)) + string(rune('a'+i/26)) + "word "
+	}
+	if got := Concepts(text, MaxConcepts); len(got) != MaxConcepts {
+		t.Errorf("len(Concepts) = %d, want %d", len(got), MaxConcepts)
+	}
+}
+
+func TestNormalizeConcept(t *testing.T) {
+	f := func(in, want string) {
+		t.Helper()
+		if got := NormalizeConcept(in); got != want {
+			t.Errorf("NormalizeConcept(%q) = %q, want %q", in, got, want)
+		}
+	}
+	f("  Dark Mode ", "dark mode")
+	f("THEMES", "themes") // client concepts are not stemmed
+	f("\t\n", "")
+	f("", "")
+	f("Ünïcode", "ünïcode")
+}
+
+func TestIsStopWord(t *testing.T) {
+	f := func(in string, want bool) {
+		t.Helper()
+		if got := IsStopWord(in); got != want {
+			t.Errorf("IsStopWord(%q) = %v, want %v", in, got, want)
+		}
+	}
+	f("the", true)
+	f("dont", true)
+	f("yourselves", true)
+	f("shell", false) // she'll without its apostrophe is left out on purpose
+	f("user", false)
+	f("The", false) // callers pass lowercase tokens
+	if n := len(stopWords); n < 150 || n > 210 {
+		t.Errorf("stop word list has %d words, want about 150-200", n)
+	}
+}

@@ -1,0 +1,45 @@
+package embedder
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// benchText builds a deterministic English-like text of n words.
+func benchText(n int) string {
+	words := strings.Fields(`the user prefers dark themes in editors and wants the deployment pipeline
+		to run tests before merging while the database migration waits for approval from the team lead
+		because production traffic peaks on monday mornings`)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = words[(i*7)%len(words)]
+	}
+	return strings.Join(out, " ")
+}
+
+func BenchmarkHashEmbed(b *testing.B) {
+	e := NewHash(HashDim)
+	ctx := context.Background()
+	for _, n := range []int{10, 30, 100} {
+		texts := []string{benchText(n)}
+		b.Run(fmt.Sprintf("words=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(texts[0])))
+			for b.Loop() {
+				if _, err := e.Embed(ctx, texts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkConcepts(b *testing.B) {
+	text := benchText(30)
+	b.ReportAllocs()
+	for b.Loop() {
+		Concepts(text, MaxConcepts)
+	}
+}
