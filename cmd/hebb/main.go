@@ -12,7 +12,7 @@ Usage:
   hebb admin remove-node <node_id> [--url URL] [--admin-token TOKEN]
                         drain a node's replicas onto the others, then remove it
   hebb version          print the version
-`
+` + clientUsage
 
 func main() {
 	if len(os.Args) < 2 {
@@ -25,6 +25,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "admin":
 		err = admin(os.Args[2:])
+	case "write", "read", "recent", "stats", "export", "import", "rooms", "vault":
+		err = runClientCommand(os.Args[1], os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Println("hebb", version)
 	case "help", "-h", "--help":

@@ -1,0 +1,271 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Version is the client's version, sent in the User-Agent.
+const Version = "1.0.0"
+
+// DefaultTimeout bounds one try of a call (not a streaming export); the
+// caller's context bounds the whole call.
+const DefaultTimeout = 30 * time.Second
+
+// Option configures a Client or an AdminClient.
+type Option func(*conn)
+
+// WithHTTPClient sends requests through hc (its Timeout, if any, also cuts
+// exports short: prefer contexts).
+func WithHTTPClient(hc *http.Client) Option { return func(c *conn) { c.hc = hc } }
+
+// WithRetry replaces DefaultRetryPolicy.
+func WithRetry(p RetryPolicy) Option { return func(c *conn) { c.retry = p } }
+
+// WithTimeout bounds each try of a non-streaming call; 0 leaves only the
+// caller's context.
+func WithTimeout(d time.Duration) Option { return func(c *conn) { c.timeout = d } }
+
+// WithUserAgent replaces the User-Agent header.
+func WithUserAgent(ua string) Option { return func(c *conn) { c.userAgent = ua } }
+
+// WithAgent sends X-Hebb-Agent and X-Hebb-Client-Env, which the server
+// records in the provenance of room atoms; empty values are not sent.
+func WithAgent(agent, clientEnv string) Option {
+	return func(c *conn) {
+		if agent != "" {
+			c.extra.Set("X-Hebb-Agent", agent)
+		}
+		if clientEnv != "" {
+			c.extra.Set("X-Hebb-Client-Env", clientEnv)
+		}
+	}
+}
+
+// conn is the HTTP plumbing shared by Client and AdminClient.
+type conn struct {
+	base       string // scheme://host[/prefix], no trailing slash
+	authHeader string
+	authValue  string
+	hc         *http.Client
+	retry      RetryPolicy
+	timeout    time.Duration
+	userAgent  string
+	extra      http.Header
+	// Replaced by tests.
+	sleep  sleepFunc
+	rnd    func() float64
+	newKey func() string
+}
+
+var defaultHTTP = &http.Client{Transport: defaultTransport()}
+
+func defaultTransport() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = 2 * time.Minute
+	t.MaxIdleConnsPerHost = 16
+	return t
+}
+
+func newConn(base, authHeader, authValue string, opts []Option) (*conn, error) {
+	c := &conn{base: base, authHeader: authHeader, authValue: authValue, hc: defaultHTTP,
+		retry: DefaultRetryPolicy, timeout: DefaultTimeout, userAgent: "hebb-go-client/" + Version,
+		extra: http.Header{}, sleep: sleepCtx, rnd: jitter, newKey: newIdempotencyKey}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+// normalizeBase checks an http(s) URL and strips its trailing slash; an
+// empty path becomes defPath.
+func normalizeBase(raw, defPath string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrBadURL, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%w: %q needs http:// or https:// and a host", ErrBadURL, raw)
+	}
+	u.RawQuery, u.Fragment = "", ""
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	if u.Path == "" {
+		u.Path = defPath
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+func newIdempotencyKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "hebb-" + hex.EncodeToString(b[:])
+}
+
+// request is one logical call.
+type request struct {
+	method string
+	path   string // below base, e.g. /memory/write
+	query  url.Values
+	body   any  // JSON-encoded; nil sends no body
+	safe   bool // may be repeated after a transport error
+	long   bool // not bounded by the per-try timeout
+	header http.Header
+}
+
+// do runs r with retries and decodes a 2xx JSON answer into out (nil: drop).
+func (c *conn) do(ctx context.Context, r *request, out any) error {
+	body, err := encodeBody(r.body)
+	if err != nil {
+		return fmt.Errorf("client: cannot encode %s %s: %w", r.method, r.path, err)
+	}
+	return c.retrying(ctx, r.safe, func() error {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if c.timeout > 0 && !r.long {
+			actx, cancel = context.WithTimeout(ctx, c.timeout)
+		}
+		defer cancel()
+		resp, err := c.send(actx, r, body)
+		if err != nil {
+			return err
+		}
+		defer drain(resp.Body)
+		if out == nil {
+			return nil
+		}
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			return c.transportErr(r, fmt.Errorf("cannot decode response: %w", err))
+		}
+		return nil
+	})
+}
+
+// open runs r with retries until a 2xx answer's headers arrive and returns
+// it with the body unread; the caller closes it.
+func (c *conn) open(ctx context.Context, r *request) (*http.Response, error) {
+	var resp *http.Response
+	err := c.retrying(ctx, r.safe, func() error {
+		var err error
+		resp, err = c.send(ctx, r, nil)
+		return err
+	})
+	return resp, err
+}
+
+// retrying calls try until it succeeds or the policy gives up.
+func (c *conn) retrying(ctx context.Context, safe bool, try func() error) error {
+	for n := 0; ; n++ {
+		err := try()
+		if err == nil {
+			return nil
+		}
+		wait, again := c.retry.waitFor(ctx, n, err, safe, c.rnd())
+		if !again {
+			return err
+		}
+		if serr := c.sleep(ctx, wait); serr != nil {
+			return fmt.Errorf("%w; %w", err, serr)
+		}
+	}
+}
+
+// send makes one HTTP exchange; a non-2xx answer becomes an *APIError.
+func (c *conn) send(ctx context.Context, r *request, body []byte) (*http.Response, error) {
+	u := c.base + r.path
+	if len(r.query) > 0 {
+		u += "?" + r.query.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, u, rd)
+	if err != nil {
+		return nil, fmt.Errorf("client: cannot build %s %s: %w", r.method, r.path, err)
+	}
+	c.setHeaders(req, r, body != nil)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, c.transportErr(r, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer drain(resp.Body)
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil {
+		return nil, c.transportErr(r, fmt.Errorf("cannot read %d answer: %w", resp.StatusCode, err))
+	}
+	return nil, decodeError(r.method, r.path, resp.StatusCode, resp.Header, raw)
+}
+
+func (c *conn) setHeaders(req *http.Request, r *request, hasBody bool) {
+	for k, vs := range c.extra {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	for k, vs := range r.header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	if c.authValue != "" {
+		req.Header.Set(c.authHeader, c.authValue)
+	}
+	if hasBody {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
+	req.Header.Set("User-Agent", c.userAgent)
+}
+
+// TransportError is a call that got no HTTP answer (or an unreadable one).
+type TransportError struct {
+	Method, Path string
+	Err          error
+}
+
+func (e *TransportError) Error() string {
+	return fmt.Sprintf("client: %s %s: %v", e.Method, e.Path, e.Err)
+}
+
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// Timeout reports whether the transport gave up waiting.
+func (e *TransportError) Timeout() bool {
+	var ne net.Error
+	return errors.As(e.Err, &ne) && ne.Timeout()
+}
+
+func (c *conn) transportErr(r *request, err error) error {
+	return &TransportError{Method: r.method, Path: r.path, Err: err}
+}
+
+func encodeBody(v any) ([]byte, error) {
+	switch b := v.(type) {
+	case nil:
+		return nil, nil
+	case []byte:
+		return b, nil
+	case json.RawMessage:
+		return b, nil
+	}
+	return json.Marshal(v)
+}
+
+// drain reads what is left of a body (so the connection is reused) and
+// closes it.
+func drain(rc io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(rc, 64<<10))
+	_ = rc.Close()
+}
