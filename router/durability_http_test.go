@@ -85,8 +85,10 @@ func testDurability(t *testing.T, restarts int, opts ...serverOpt) {
 
 	r := ts.do("POST", "/memory/read", ts.Key, map[string]any{"query": "what is the on-call pager number?"})
 	mustStatus(t, r, 200)
-	if got := itemIDs(r); len(got) == 0 || got[0] != v2 {
-		t.Errorf("read after restart: %s", r.Raw)
+	// Both revisions are visible (Hide replaced memories is off) and score
+	// close; what matters is that the live one is found after the restart.
+	if got := itemIDs(r); !contains(got, v2) {
+		t.Errorf("read after restart misses the live revision %s: %s", v2, r.Raw)
 	}
 	r = ts.do("POST", "/memory/read", ts.Key, map[string]any{"query": "planning", "fingerprint": "fp-plan"})
 	if r.Body["episodic_hit"] != true {
