@@ -12,6 +12,7 @@ const (
 	cmdReset        uint8 = 6
 	cmdConsolidate  uint8 = 7
 	cmdRoom         uint8 = 8
+	cmdChat         uint8 = 9
 )
 
 // WriteItem is one atom to store, fully prepared by the router: ID,
@@ -179,14 +180,18 @@ func decodeWrite(d *dec) *WriteCmd {
 		it.Sealed = d.bytes()
 		it.Vector = d.f32s()
 	}
-	if d.u8() == 1 {
+	// Fields added after the first release are trailing and optional: a log
+	// written by an older version ends before them and decodes with defaults.
+	if len(d.b) > 0 && d.u8() == 1 {
 		c.Idem = &Idempotency{Key: d.str()}
 		h1, h2 := d.id(), d.id()
 		copy(c.Idem.BodyHash[:16], h1[:])
 		copy(c.Idem.BodyHash[16:], h2[:])
 		c.Idem.ExpiresAt = d.varint()
 	}
-	c.Limit = d.varint()
+	if len(d.b) > 0 {
+		c.Limit = d.varint()
+	}
 	return c
 }
 
@@ -245,6 +250,8 @@ func (c *ResetCmd) Encode() []byte { return []byte{cmdReset} }
 
 // decodeCommand turns command bytes into a typed command. It panics on
 // anything it cannot decode: only hebb writes commands, so that is a bug.
+// Commands evolve by appending optional trailing fields (see decodeWrite), so
+// a log written by an older version keeps replaying.
 func decodeCommand(b []byte) any {
 	if len(b) == 0 {
 		panic("raftfsm: empty command")
@@ -266,6 +273,8 @@ func decodeCommand(b []byte) any {
 		c = &ResetCmd{}
 	case cmdRoom:
 		c = decodeRoom(d)
+	case cmdChat:
+		c = decodeChat(d)
 	case cmdConsolidate:
 		c = &ConsolidateCmd{Tenant: d.str(), Domain: d.str(), At: d.varint(), BaseID: d.id()}
 	default:

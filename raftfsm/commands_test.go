@@ -115,3 +115,17 @@ func FuzzDecodeCommand(f *testing.F) {
 		}
 	})
 }
+
+// TestWriteCmdOlderEncodings replays write commands as earlier versions
+// wrote them: without the idempotency and limit fields.
+func TestWriteCmdOlderEncodings(t *testing.T) {
+	c := &WriteCmd{Tenant: "t", Items: []WriteItem{{Content: "x", Vector: []float32{1}}}}
+	full := c.Encode()
+	for _, cut := range []int{2, 1} { // without Limit (1 varint byte), without Idem flag too
+		old := full[:len(full)-cut]
+		got, ok := decodeCommand(old).(*WriteCmd)
+		if !ok || got.Tenant != "t" || len(got.Items) != 1 || got.Idem != nil || got.Limit != 0 {
+			t.Fatalf("older encoding (%d bytes shorter) decoded as %+v", cut, got)
+		}
+	}
+}
