@@ -158,6 +158,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	v1.POST("/vault/secrets", s.authed(s.storeSecret))
 	v1.GET("/vault/secrets", s.authed(s.listSecrets))
 	v1.GET("/vault/secrets/by-alias/{alias}", s.authed(s.secretByAlias))
+	v1.POST("/orchestration/context", s.authed(s.counted(s.orchestrate)))
 	s.adminRoutes(r)
 	if !s.cfg.SeparateMetrics {
 		r.GET("/metrics", MetricsHandler())
