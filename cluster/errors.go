@@ -92,3 +92,16 @@ var ErrNotHosted = errors.New("cluster: group not hosted on this node")
 
 // ErrUnknownNode is an operator call naming a node the cluster never saw.
 var ErrUnknownNode = errors.New("cluster: unknown node")
+
+// Errors of the OAuth commands (oauth_meta.go).
+var (
+	// ErrOAuthClientExists is returned when registering a taken client ID.
+	ErrOAuthClientExists = errors.New("cluster: oauth client already exists")
+	// ErrUnknownOAuthClient is returned for a code issued to no known client.
+	ErrUnknownOAuthClient = errors.New("cluster: unknown oauth client")
+	// ErrOAuthInvalidGrant is a code or refresh token that cannot be
+	// redeemed: unknown, expired, used, revoked, or not matching the request.
+	ErrOAuthInvalidGrant = errors.New("cluster: invalid oauth grant")
+	// ErrOAuthInvalidScope is a refresh asking for a scope its grant lacks.
+	ErrOAuthInvalidScope = errors.New("cluster: oauth scope not granted")
+)

@@ -112,6 +112,7 @@ type metaState struct {
 	orgKeys  map[string][]string         // org ID -> key IDs, sorted
 	usage    usageDay                    // queries counted today, per org
 	nodes    map[string]string           // node ID -> draining | left
+	oauth    oauthState                  // OAuth clients, codes, tokens, signing key
 }
 
 func newMetaState() *metaState {
@@ -282,6 +283,7 @@ type snapshotV1 struct {
 	Keys         []snapKeyV1       `json:"keys"`
 	Usage        *usageDay         `json:"usage,omitempty"`
 	Nodes        map[string]string `json:"nodes,omitempty"`
+	OAuth        *snapOAuthV1      `json:"oauth,omitempty"`
 }
 
 type snapOrgV1 struct {
@@ -322,6 +324,7 @@ func (st *metaState) snapshot() snapshotV1 {
 		Keys:         make([]snapKeyV1, 0, len(st.keys)),
 		Usage:        st.usage.clone(),
 		Nodes:        cloneNodes(st.nodes),
+		OAuth:        st.oauth.snapshot(),
 	}
 	for _, id := range slices.Sorted(maps.Keys(st.orgs)) {
 		snap.Orgs = append(snap.Orgs, snapOrgV1{Org: st.orgs[id], Settings: st.settings[id].clone()})
@@ -377,6 +380,10 @@ func restoreV1(data []byte) (*metaState, error) {
 		st.usage = *snap.Usage.clone()
 	}
 	st.nodes = cloneNodes(snap.Nodes)
+	var err error
+	if st.oauth, err = restoreOAuthV1(snap.OAuth); err != nil {
+		return nil, err
+	}
 	for _, o := range snap.Orgs {
 		if o.ID == "" {
 			return nil, fmt.Errorf("%w: org without id", ErrCorruptSnapshot)

@@ -16,6 +16,7 @@ const (
 	cmdUpdateSettings byte = 5
 	cmdAddUsage       byte = 6
 	cmdSetNodeState   byte = 7
+	// 32-39: the OAuth commands, in oauth_meta.go.
 )
 
 // InitCluster records the cluster. The first one wins; a later one returns the

@@ -32,6 +32,7 @@ func (s *Server) forward(c *call, tenant string) error {
 	req := &fasthttp.Request{}
 	c.ctx.Request.CopyTo(req)
 	req.Header.Set(forwardedHeader, "1")
+	markForward(c, req)
 	var buf bytes.Buffer
 	if _, err := req.WriteTo(&buf); err != nil {
 		return err
@@ -56,6 +57,7 @@ func (s *Server) ServeRaw(raw []byte) []byte {
 	}
 	var ctx fasthttp.RequestCtx
 	ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+	trustForwardedOrg(&ctx)
 	s.srv.Handler(&ctx)
 	var buf bytes.Buffer
 	_, _ = ctx.Response.WriteTo(&buf)

@@ -59,6 +59,7 @@ type Config struct {
 	DefaultPlan         cluster.Plan
 	Vault               *vault.Ring // seals vault values; nil: vault answers 503
 	SeparateMetrics     bool        // /metrics is served on its own listener
+	RedirectHosts       []string    // OAuth redirect hosts allowed besides loopback
 	Logger              *slog.Logger
 }
 
@@ -71,6 +72,7 @@ type Server struct {
 	srv     *fasthttp.Server
 	touch   *toucher
 	quota   *quotas
+	tools   *toolSurface // POST /mcp and its authorization server
 }
 
 // New builds the server; Serve starts it.
@@ -160,6 +162,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	v1.GET("/vault/secrets/by-alias/{alias}", s.authed(s.secretByAlias))
 	v1.POST("/orchestration/context", s.authed(s.counted(s.orchestrate)))
 	s.adminRoutes(r)
+	s.toolRoutes(r)
 	if !s.cfg.SeparateMetrics {
 		r.GET("/metrics", MetricsHandler())
 	}
@@ -183,7 +186,7 @@ func newRequestID() string {
 }
 
 func (s *Server) begin(ctx *fasthttp.RequestCtx) (*call, context.CancelFunc) {
-	std, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	std, cancel := context.WithTimeout(parentContext(ctx), requestTimeout)
 	c := &call{ctx: ctx, std: std, reqID: newRequestID()}
 	ctx.Response.Header.Set("X-Request-Id", c.reqID)
 	return c, cancel

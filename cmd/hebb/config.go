@@ -33,6 +33,7 @@ type serveConfig struct {
 	MailFrom            string
 	PublicURL           string
 	DeadNodeGrace       time.Duration
+	OAuthRedirectHosts  string
 }
 
 func (c *serveConfig) flags(fs *flag.FlagSet) {
@@ -59,6 +60,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MailFrom, "mail-from", "", "sender address of console invitations")
 	fs.StringVar(&c.PublicURL, "public-url", "", "how clients reach this node (default http://<http-addr>)")
 	fs.DurationVar(&c.DeadNodeGrace, "dead-node-grace", 30*time.Second, "how long a node may be dead before its replicas are replaced")
+	fs.StringVar(&c.OAuthRedirectHosts, "oauth-redirect-hosts", "", "comma-separated hosts (or *.domain) OAuth clients may redirect to; loopback is always allowed")
 }
 
 // applyEnv fills every flag not given on the command line from
@@ -81,9 +83,13 @@ func applyEnv(fs *flag.FlagSet) error {
 	return err
 }
 
-func (c *serveConfig) joinAddrs() []string {
+func (c *serveConfig) joinAddrs() []string { return splitComma(c.Join) }
+
+func (c *serveConfig) redirectHosts() []string { return splitComma(c.OAuthRedirectHosts) }
+
+func splitComma(s string) []string {
 	var out []string
-	for _, a := range strings.Split(c.Join, ",") {
+	for _, a := range strings.Split(s, ",") {
 		if a = strings.TrimSpace(a); a != "" {
 			out = append(out, a)
 		}

@@ -69,7 +69,7 @@ func serve(args []string) error {
 	srv := router.New(router.Config{
 		Vault:     ring,
 		PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, EnableReset: cfg.EnableReset,
-		EnableConsolidation: cfg.EnableConsolidation, Logger: log,
+		EnableConsolidation: cfg.EnableConsolidation, Logger: log, RedirectHosts: cfg.redirectHosts(),
 		DefaultPlan: cluster.Plan{DailyQueryQuota: cfg.DailyQueryQuota, AtomLimit: cfg.AtomLimit},
 	}, cl, emb)
 	cl.SetHTTPHandler(srv.ServeRaw)

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hebbdb/hebb/router"
+	"github.com/hebbdb/hebb/router/mcptools"
+)
+
+const defaultRESTBase = "http://127.0.0.1:8080/api/v1"
+
+// mcpStdio runs the local tool server on stdin/stdout (operator.md §7): the
+// same tools as the remote connector, each a REST call with the API key of
+// MNEMOVERSE_API_KEY (or HEBB_API_KEY) to HEBB_URL.
+func mcpStdio(args []string) error {
+	if len(args) > 0 {
+		return errors.New("usage: hebb mcp (configured by MNEMOVERSE_API_KEY or HEBB_API_KEY, and HEBB_URL)")
+	}
+	key := firstEnv("MNEMOVERSE_API_KEY", "HEBB_API_KEY")
+	if key == "" {
+		return errors.New("hebb mcp: set MNEMOVERSE_API_KEY (or HEBB_API_KEY) to your API key")
+	}
+	base := strings.TrimRight(firstEnv("HEBB_URL"), "/")
+	if base == "" {
+		base = defaultRESTBase
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	server := mcp.NewServer(&mcp.Implementation{Name: "hebb", Title: "hebb memory", Version: version},
+		&mcp.ServerOptions{Logger: log})
+	mcptools.Register(server, &restCaller{base: base, key: key,
+		http: &http.Client{Timeout: 30 * time.Second}}, mcptools.Options{})
+	return server.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+func firstEnv(names ...string) string {
+	for _, n := range names {
+		if v := strings.TrimSpace(os.Getenv(n)); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// restCaller runs the tools' REST calls over HTTP with the API key.
+type restCaller struct {
+	base string
+	key  string
+	http *http.Client
+}
+
+// maxToolResponse bounds a REST answer read into a tool result.
+const maxToolResponse = 32 << 20
+
+func (c *restCaller) Do(ctx context.Context, method, path string, body any) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return 0, nil, fmt.Errorf("cannot encode the request: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return 0, nil, fmt.Errorf("cannot build the request: %w", err)
+	}
+	req.Header.Set("X-Api-Key", c.key)
+	req.Header.Set("X-Hebb-Client-Env", "mcp-stdio")
+	req.Header.Set("User-Agent", "hebb-mcp/"+router.Version)
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("cannot reach %s: %w", c.base, err)
+	}
+	defer res.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(res.Body, maxToolResponse))
+	if err != nil {
+		return 0, nil, fmt.Errorf("cannot read the answer: %w", err)
+	}
+	return res.StatusCode, raw, nil
+}

@@ -1,0 +1,257 @@
+package oauth
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hebbdb/hebb/cluster"
+)
+
+// authRequest is a validated authorization request.
+type authRequest struct {
+	ClientID    string   `json:"client_id"`
+	RedirectURI string   `json:"redirect_uri"` // as the client sent it ("" when omitted)
+	Redirect    string   `json:"redirect"`     // where the answer goes
+	Scopes      []string `json:"scopes"`
+	State       string   `json:"state,omitempty"`
+	Challenge   string   `json:"code_challenge"`
+	Resource    string   `json:"resource,omitempty"`
+	Nonce       string   `json:"nonce,omitempty"`
+}
+
+// ticket is the signed-in state carried from the sign-in page to the
+// consent page, sealed with the cluster's ticket key.
+type ticket struct {
+	Request  authRequest `json:"req"`
+	Org      string      `json:"org"`
+	AuthTime int64       `json:"auth_time"`
+	Expires  int64       `json:"exp"`
+}
+
+// hidden are the request parameters the sign-in form carries along.
+var hidden = []string{"response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge",
+	"code_challenge_method", "resource", "nonce"}
+
+// parseAuthRequest validates an authorization request. With a nil request
+// the error is shown on a page (unknown client or redirect URI: never
+// redirect there); otherwise it is redirected to the client.
+func (s *Server) parseAuthRequest(v url.Values) (*authRequest, cluster.OAuthClient, *oauthError) {
+	client, ok := s.backend.Meta().OAuthClient(v.Get("client_id"))
+	if !ok {
+		return nil, client, errorf(http.StatusBadRequest, "invalid_client", "Unknown client_id: register the client first")
+	}
+	req := &authRequest{ClientID: client.ClientID, RedirectURI: v.Get("redirect_uri"), State: v.Get("state"),
+		Challenge: v.Get("code_challenge"), Resource: v.Get("resource"), Nonce: v.Get("nonce")}
+	switch {
+	case req.RedirectURI == "" && len(client.RedirectURIs) == 1:
+		req.Redirect = client.RedirectURIs[0]
+	case req.RedirectURI == "":
+		return nil, client, errorf(http.StatusBadRequest, "invalid_request", "redirect_uri is required")
+	case !redirectMatches(client.RedirectURIs, req.RedirectURI):
+		return nil, client, errorf(http.StatusBadRequest, "invalid_request", "redirect_uri is not registered for this client")
+	default:
+		req.Redirect = req.RedirectURI
+	}
+	bad := func(code, desc string) (*authRequest, cluster.OAuthClient, *oauthError) {
+		return req, client, errorf(http.StatusFound, code, desc)
+	}
+	if !slices.Contains(client.GrantTypes, "authorization_code") {
+		return bad("unauthorized_client", "The client did not register the authorization_code grant")
+	}
+	if v.Get("response_type") != "code" {
+		return bad("unsupported_response_type", "response_type must be code")
+	}
+	if v.Get("code_challenge_method") != "S256" || !validChallenge(req.Challenge) {
+		return bad("invalid_request", "PKCE is required: code_challenge with code_challenge_method S256")
+	}
+	scopes, err := parseScopes(v.Get("scope"))
+	if err != nil {
+		return bad("invalid_scope", err.Error())
+	}
+	req.Scopes = scopes
+	if req.Resource != "" && strings.TrimRight(req.Resource, "/") != s.cfg.Resource {
+		return bad("invalid_target", "resource must be "+s.cfg.Resource)
+	}
+	return req, client, nil
+}
+
+// validChallenge tells whether c can be an S256 code challenge (RFC 7636).
+func validChallenge(c string) bool {
+	if len(c) < 43 || len(c) > 128 {
+		return false
+	}
+	for _, r := range c {
+		if !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~", r)) {
+			return false
+		}
+	}
+	return true
+}
+
+// parseScopes splits a scope parameter; none gives the default scopes.
+func parseScopes(raw string) ([]string, error) {
+	fields := strings.Fields(raw)
+	if len(fields) == 0 {
+		return slices.Clone(defaultScopes), nil
+	}
+	var out []string
+	for _, f := range fields {
+		if !slices.Contains(supportedScopes, f) {
+			return nil, errors.New("unknown scope " + f + "; supported: " + strings.Join(supportedScopes, " "))
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
+
+func (s *Server) authorizePage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req, client, oerr := s.parseAuthRequest(q)
+	if oerr != nil {
+		s.authFailed(w, r, req, oerr)
+		return
+	}
+	s.render(w, http.StatusOK, signInPage, pageData{Title: "Sign in", Client: clientLabel(client),
+		Hidden: hiddenFields(q)})
+}
+
+func (s *Server) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		s.errorPage(w, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	if r.PostForm.Get("step") == "consent" {
+		s.consent(w, r)
+		return
+	}
+	s.signIn(w, r)
+}
+
+// signIn authenticates the account with its API key and shows the consent
+// page.
+func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
+	f := r.PostForm
+	req, client, oerr := s.parseAuthRequest(f)
+	if oerr != nil {
+		s.authFailed(w, r, req, oerr)
+		return
+	}
+	org, _, err := s.backend.Meta().Authenticate(strings.TrimSpace(f.Get("api_key")))
+	if err != nil {
+		msg := "That API key is not valid."
+		if errors.Is(err, cluster.ErrRevokedKey) {
+			msg = "That API key has been revoked."
+		}
+		s.render(w, http.StatusUnauthorized, signInPage, pageData{Title: "Sign in", Client: clientLabel(client),
+			Error: msg, Hidden: hiddenFields(f)})
+		return
+	}
+	g, err := s.signer(r.Context())
+	if err != nil {
+		s.log.Error("oauth signing key", "err", err)
+		s.errorPage(w, http.StatusServiceUnavailable, "The service is unavailable; try again.")
+		return
+	}
+	now := time.Now()
+	sealed, err := g.seal(ticket{Request: *req, Org: org, AuthTime: now.Unix(), Expires: now.Add(ticketTTL).Unix()})
+	if err != nil {
+		s.errorPage(w, http.StatusInternalServerError, "Cannot continue the sign-in.")
+		return
+	}
+	account := org
+	if o, ok := s.backend.Meta().Org(org); ok && o.Name != "" {
+		account = o.Name + " (" + org + ")"
+	}
+	var scopes []string
+	for _, sc := range req.Scopes {
+		scopes = append(scopes, scopeText[sc]+" ("+sc+")")
+	}
+	s.render(w, http.StatusOK, consentPage, pageData{Title: "Allow access", Client: clientLabel(client),
+		Account: account, Scopes: scopes, Redirect: req.Redirect, Ticket: sealed})
+}
+
+// consent issues the code (allow) or the access_denied answer (deny).
+func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
+	g, err := s.signer(r.Context())
+	var t ticket
+	if err != nil || !g.open(r.PostForm.Get("ticket"), &t) || time.Now().Unix() > t.Expires {
+		s.errorPage(w, http.StatusBadRequest, "The sign-in has expired or is not valid.")
+		return
+	}
+	req := &t.Request
+	if r.PostForm.Get("decision") != "allow" {
+		s.redirect(w, r, req, url.Values{"error": {"access_denied"}, "error_description": {"The account owner denied access"}})
+		return
+	}
+	code := newSecret(codePrefix)
+	now := time.Now().UTC()
+	_, err = s.propose(r.Context(), cluster.EncodeOAuthIssueCode(cluster.OAuthIssueCode{Now: now, Code: cluster.OAuthCode{
+		Hash: hashSecret(code), ClientID: req.ClientID, OrgID: t.Org, RedirectURI: req.RedirectURI, Scopes: req.Scopes,
+		Challenge: req.Challenge, Resource: strings.TrimRight(req.Resource, "/"), Nonce: req.Nonce,
+		AuthTime: time.Unix(t.AuthTime, 0).UTC(), ExpiresAt: now.Add(codeTTL)}}))
+	if err != nil {
+		s.log.Error("oauth issue code", "err", err)
+		s.redirect(w, r, req, url.Values{"error": {"temporarily_unavailable"}})
+		return
+	}
+	s.redirect(w, r, req, url.Values{"code": {code}})
+}
+
+// authFailed shows a page for errors that must not redirect, and redirects
+// the others to the client.
+func (s *Server) authFailed(w http.ResponseWriter, r *http.Request, req *authRequest, e *oauthError) {
+	if req == nil {
+		s.errorPage(w, e.Status, e.Description)
+		return
+	}
+	s.redirect(w, r, req, url.Values{"error": {e.Code}, "error_description": {e.Description}})
+}
+
+// redirect answers the client at its redirect URI with params, state and
+// iss (RFC 9207).
+func (s *Server) redirect(w http.ResponseWriter, r *http.Request, req *authRequest, params url.Values) {
+	u, err := url.Parse(req.Redirect)
+	if err != nil {
+		s.errorPage(w, http.StatusBadRequest, "The redirect URI is not valid.")
+		return
+	}
+	q := u.Query()
+	for k, v := range params {
+		q[k] = v
+	}
+	if req.State != "" {
+		q.Set("state", req.State)
+	}
+	q.Set("iss", s.cfg.Issuer)
+	u.RawQuery = q.Encode()
+	status := http.StatusFound
+	if r.Method == http.MethodPost {
+		status = http.StatusSeeOther
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, u.String(), status)
+}
+
+func hiddenFields(v url.Values) map[string]string {
+	out := map[string]string{}
+	for _, k := range hidden {
+		if x := v.Get(k); x != "" {
+			out[k] = x
+		}
+	}
+	return out
+}
+
+func clientLabel(c cluster.OAuthClient) string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return c.ClientID
+}

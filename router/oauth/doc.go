@@ -1,0 +1,28 @@
+// Package oauth is hebb's OAuth 2.1 authorization server for the remote tool
+// connector, written on the standard library: discovery (RFC 8414 and OpenID
+// Connect), Dynamic Client Registration (RFC 7591) limited by a redirect-host
+// allowlist, the authorization code grant with PKCE (S256 only), refresh-token
+// rotation with reuse detection, revocation (RFC 7009), an RS256 id_token
+// and its JWKS, and the protected-resource metadata of the connector
+// (RFC 9728). Its handlers are net/http handlers; the router mounts them on
+// its fasthttp listener.
+//
+// The account signs in on a server-rendered page with its API key, so every
+// token resolves to the same org as the key: all authentication methods
+// reach the same account and the same atoms. A consent page names the
+// client and the scopes before a code is issued.
+//
+// Invariants:
+//   - State lives in the meta group (cluster/oauth_meta.go), so any node
+//     issues, redeems, refreshes and validates: clients, codes, grants and
+//     tokens are replicated; codes and tokens only as SHA-256 hashes.
+//   - Every check that must be atomic (a code used once, a refresh token
+//     rotated once) runs inside the meta command's apply, never as a read
+//     followed by a write here.
+//   - The signing key is made once per cluster (the first SetKey wins) and
+//     also keys the HMAC of the short-lived sign-in ticket, so a ticket made
+//     on one node is accepted by another.
+//   - Errors of the OAuth endpoints use the OAuth shape
+//     ({error, error_description}, RFC 6749 §5.2), which OAuth clients parse;
+//     unknown paths answer the service's usual error envelope.
+package oauth
