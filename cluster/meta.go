@@ -113,6 +113,7 @@ type metaState struct {
 	usage    usageDay                    // queries counted today, per org
 	nodes    map[string]string           // node ID -> draining | left
 	oauth    oauthState                  // OAuth clients, codes, tokens, signing key
+	chat     chatMetaState               // chat users, sessions, signing key (chat_meta.go)
 }
 
 func newMetaState() *metaState {
@@ -284,6 +285,7 @@ type snapshotV1 struct {
 	Usage        *usageDay         `json:"usage,omitempty"`
 	Nodes        map[string]string `json:"nodes,omitempty"`
 	OAuth        *snapOAuthV1      `json:"oauth,omitempty"`
+	Chat         *snapChatV1       `json:"chat,omitempty"`
 }
 
 type snapOrgV1 struct {
@@ -325,6 +327,7 @@ func (st *metaState) snapshot() snapshotV1 {
 		Usage:        st.usage.clone(),
 		Nodes:        cloneNodes(st.nodes),
 		OAuth:        st.oauth.snapshot(),
+		Chat:         st.chat.snapshot(),
 	}
 	for _, id := range slices.Sorted(maps.Keys(st.orgs)) {
 		snap.Orgs = append(snap.Orgs, snapOrgV1{Org: st.orgs[id], Settings: st.settings[id].clone()})
@@ -382,6 +385,9 @@ func restoreV1(data []byte) (*metaState, error) {
 	st.nodes = cloneNodes(snap.Nodes)
 	var err error
 	if st.oauth, err = restoreOAuthV1(snap.OAuth); err != nil {
+		return nil, err
+	}
+	if st.chat, err = restoreChatV1(snap.Chat); err != nil {
 		return nil, err
 	}
 	for _, o := range snap.Orgs {

@@ -16,6 +16,7 @@ const (
 	cmdUpdateSettings byte = 5
 	cmdAddUsage       byte = 6
 	cmdSetNodeState   byte = 7
+	// 20-29: the chat commands, in chat_meta.go.
 	// 32-39: the OAuth commands, in oauth_meta.go.
 )
 

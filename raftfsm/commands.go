@@ -12,6 +12,7 @@ const (
 	cmdReset        uint8 = 6
 	cmdConsolidate  uint8 = 7
 	cmdRoom         uint8 = 8
+	cmdChat         uint8 = 9
 )
 
 // WriteItem is one atom to store, fully prepared by the router: ID,
@@ -272,6 +273,8 @@ func decodeCommand(b []byte) any {
 		c = &ResetCmd{}
 	case cmdRoom:
 		c = decodeRoom(d)
+	case cmdChat:
+		c = decodeChat(d)
 	case cmdConsolidate:
 		c = &ConsolidateCmd{Tenant: d.str(), Domain: d.str(), At: d.varint(), BaseID: d.id()}
 	default:

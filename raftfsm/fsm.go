@@ -43,6 +43,8 @@ func (f *FSM) Apply(_ uint64, cmd []byte) any {
 		return f.applyDeleteDomain(c)
 	case *RoomCmd:
 		return f.applyRoom(c)
+	case *ChatCmd:
+		return f.applyChat(c)
 	case *ConsolidateCmd:
 		return f.applyConsolidate(c)
 	case *ResetCmd:

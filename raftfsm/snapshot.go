@@ -72,6 +72,7 @@ func (f *FSM) encodeState() []byte {
 			e.idemRecord(r)
 		}
 		e.room(t.room)
+		e.chat(t.chat)
 	}
 	return e.b
 }
@@ -132,6 +133,7 @@ func decodeState(b []byte) (map[string]*tenant, int, error) {
 			t.idem[r.key] = r
 		}
 		t.room = d.room()
+		t.chat = d.chat()
 		tenants[t.id] = t
 	}
 	if d.err != nil {

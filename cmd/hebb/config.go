@@ -3,9 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/hebbdb/hebb/router/chat"
 )
 
 // serveConfig is every flag of `hebb serve` (operator.md §2).
@@ -29,6 +32,11 @@ type serveConfig struct {
 	MetricsAddr         string
 	ChatAddr            string
 	ChatServiceToken    string
+	ChatPublicURL       string
+	ChatTrustedOrigins  string
+	ChatOIDCIssuer      string
+	ChatOIDCClientID    string
+	ChatOIDCSecret      string
 	SMTPURL             string
 	MailFrom            string
 	PublicURL           string
@@ -56,6 +64,11 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "separate listener for /metrics (default: on --http-addr)")
 	fs.StringVar(&c.ChatAddr, "chat-addr", "127.0.0.1:8090", "the persistence API (chat-room surface)")
 	fs.StringVar(&c.ChatServiceToken, "chat-service-token", "", "service token of the persistence API's /internal routes")
+	fs.StringVar(&c.ChatPublicURL, "chat-public-url", "", "how browsers reach the persistence API (default http://<chat-addr>)")
+	fs.StringVar(&c.ChatTrustedOrigins, "chat-trusted-origins", "", "comma-separated origins a chat sign-in may return the browser to")
+	fs.StringVar(&c.ChatOIDCIssuer, "chat-oidc-issuer", "", "OpenID Connect issuer URL chat users sign in with (empty: guests only)")
+	fs.StringVar(&c.ChatOIDCClientID, "chat-oidc-client-id", "", "client ID registered with the chat OpenID Connect provider")
+	fs.StringVar(&c.ChatOIDCSecret, "chat-oidc-client-secret", "", "client secret for the chat OpenID Connect provider (empty: public client with PKCE)")
 	fs.StringVar(&c.SMTPURL, "smtp-url", "", "mail for console invitations (smtp://user:pass@host:port)")
 	fs.StringVar(&c.MailFrom, "mail-from", "", "sender address of console invitations")
 	fs.StringVar(&c.PublicURL, "public-url", "", "how clients reach this node (default http://<http-addr>)")
@@ -95,4 +108,21 @@ func splitComma(s string) []string {
 		}
 	}
 	return out
+}
+
+// chatConfig is the persistence API's configuration; addr is the address
+// its listener got.
+func (c *serveConfig) chatConfig(addr string, log *slog.Logger) chat.Config {
+	public := c.ChatPublicURL
+	if public == "" {
+		public = "http://" + addr
+	}
+	var origins []string
+	for _, o := range strings.Split(c.ChatTrustedOrigins, ",") {
+		if o = strings.TrimRight(strings.TrimSpace(o), "/"); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	return chat.Config{PublicURL: public, TrustedOrigins: origins, ServiceToken: c.ChatServiceToken, Logger: log,
+		OIDC: chat.OIDC{Issuer: c.ChatOIDCIssuer, ClientID: c.ChatOIDCClientID, ClientSecret: c.ChatOIDCSecret}}
 }

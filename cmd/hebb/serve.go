@@ -16,6 +16,7 @@ import (
 
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/router"
+	"github.com/hebbdb/hebb/router/chat"
 	"github.com/hebbdb/hebb/router/embedder"
 	"github.com/hebbdb/hebb/router/vault"
 )
@@ -73,7 +74,37 @@ func serve(args []string) error {
 		DefaultPlan: cluster.Plan{DailyQueryQuota: cfg.DailyQueryQuota, AtomLimit: cfg.AtomLimit},
 	}, cl, emb)
 	cl.SetHTTPHandler(srv.ServeRaw)
-	return run(srv, cl, ln, log, &cfg)
+	stopChat, err := serveChat(&cfg, cl, log)
+	if err != nil {
+		_ = ln.Close()
+		_ = cl.Close()
+		return err
+	}
+	return run(srv, cl, ln, log, &cfg, stopChat)
+}
+
+// serveChat starts the persistence API (router/chat) on --chat-addr, off
+// when empty; the function it returns stops it.
+func serveChat(cfg *serveConfig, cl *cluster.Cluster, log *slog.Logger) (func(context.Context), error) {
+	if cfg.ChatAddr == "" {
+		return func(context.Context) {}, nil
+	}
+	ln, err := net.Listen("tcp", cfg.ChatAddr)
+	if err != nil {
+		return nil, fmt.Errorf("cannot listen on --chat-addr: %w", err)
+	}
+	srv := chat.New(cfg.chatConfig(ln.Addr().String(), log), cl)
+	go func() {
+		if err := srv.Serve(ln); err != nil {
+			log.Error("chat persistence API stopped", "err", err)
+		}
+	}()
+	log.Info("chat persistence API serving", "addr", "http://"+ln.Addr().String())
+	return func(ctx context.Context) {
+		if err := srv.Shutdown(ctx); err != nil {
+			log.Warn("chat shutdown", "err", err)
+		}
+	}, nil
 }
 
 // checkBoot refuses an unsafe reset flag and bootstraps the first org.
@@ -99,7 +130,7 @@ func checkBoot(ctx context.Context, cfg *serveConfig, cl *cluster.Cluster) error
 	return nil
 }
 
-func run(srv *router.Server, cl *cluster.Cluster, ln net.Listener, log *slog.Logger, cfg *serveConfig) error {
+func run(srv *router.Server, cl *cluster.Cluster, ln net.Listener, log *slog.Logger, cfg *serveConfig, stopChat func(context.Context)) error {
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	if cfg.MetricsAddr != "" {
@@ -126,6 +157,7 @@ func run(srv *router.Server, cl *cluster.Cluster, ln net.Listener, log *slog.Log
 	if err := srv.Shutdown(ctx); err != nil {
 		log.Warn("http shutdown", "err", err)
 	}
+	stopChat(ctx)
 	if err := cl.Close(); err != nil {
 		return fmt.Errorf("cannot close raft cleanly: %w", err)
 	}

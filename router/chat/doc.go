@@ -1,0 +1,32 @@
+// Package chat is the chat-room persistence API (interface §4.9, version
+// 2.0.0): a separate HTTP surface on its own listener (--chat-addr) with
+// sign-in (an OpenID Connect provider, or an anonymous guest), sessions,
+// rooms, messages, participants, service-token internal routes, and a
+// WebSocket realtime channel.
+//
+// Where the state lives:
+//   - Users, sessions (by the SHA-256 of their token) and the signing key are
+//     meta-group state (cluster/chat_meta.go), so any node resolves a session
+//     locally.
+//   - Each room is a tenant "chat_<ulid>" of a data group (raftfsm/chat.go):
+//     room record, participants, messages with every version, and an event
+//     log whose sequence numbers are the realtime resume cursor.
+//
+// Invariants:
+//   - Every change is one proposed command; permission checks that depend on
+//     state (participant, owner, author) run inside apply, so concurrent
+//     requests through different nodes cannot pass them together.
+//   - Reads check participation on a replica after a read barrier; only
+//     participants read or post, a non-participant gets 403 everywhere, an
+//     unknown room 404.
+//   - The realtime channel sends a room's events in commit order: it reads
+//     the local replica's event log after the client's cursor and waits on
+//     the room's wake channel, so a client that reconnects with its last
+//     seq receives exactly the events it missed (while the room keeps them).
+//   - Every error is the memory service's envelope {code, message,
+//     requestId, retryable, details}; every body is validated and unknown
+//     fields are refused.
+//
+// The surface reaches the cluster through Backend; *cluster.Cluster
+// satisfies it.
+package chat

@@ -1,0 +1,317 @@
+package chat
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	frouter "github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+
+	"github.com/hebbdb/hebb/cluster"
+	"github.com/hebbdb/hebb/raftfsm"
+)
+
+// Version is what GET /health reports (interface §9).
+const Version = "2.0.0"
+
+// MaxBodySize bounds every request body; more gets 413.
+const MaxBodySize = 64 << 10
+
+const requestTimeout = 10 * time.Second
+
+// Backend is what the surface needs from the cluster; *cluster.Cluster
+// satisfies it.
+type Backend interface {
+	Meta() *cluster.Meta
+	ProposeMeta(ctx context.Context, cmd []byte) (any, error)
+	// Propose replicates cmd in the group of tenant and returns the apply result.
+	Propose(ctx context.Context, tenant string, cmd []byte) (any, error)
+	// ReadFSM returns tenant's state machine after a linearizable read barrier.
+	ReadFSM(ctx context.Context, tenant string) (*raftfsm.FSM, error)
+	// ReadAllFSM returns every data group's state machine after a barrier.
+	ReadAllFSM(ctx context.Context) ([]*raftfsm.FSM, error)
+}
+
+// OIDC configures the OpenID Connect provider users sign in with; an empty
+// Issuer leaves sign-in to guests.
+type OIDC struct {
+	Issuer       string
+	ClientID     string
+	ClientSecret string // empty: a public client (PKCE only)
+	Scopes       []string
+}
+
+// Config is the surface's configuration.
+type Config struct {
+	// PublicURL is how browsers reach this surface: the OIDC redirect URI and
+	// the realtime URL are built on it.
+	PublicURL string
+	// TrustedOrigins may receive the browser after sign-in (callbackURL),
+	// besides PublicURL's own origin and relative paths.
+	TrustedOrigins []string
+	// ServiceToken guards /internal/*; empty turns those routes off.
+	ServiceToken    string
+	OIDC            OIDC
+	SessionTTL      time.Duration // default 30 days
+	TokenTTL        time.Duration // realtime token lifetime, default 5 minutes
+	MaxParticipants int           // per room, default 100
+	HTTPClient      *http.Client  // talks to the OIDC provider
+	Logger          *slog.Logger
+}
+
+// Server is the chat HTTP surface.
+type Server struct {
+	cfg   Config
+	b     Backend
+	log   *slog.Logger
+	srv   *fasthttp.Server
+	oidc  *provider // nil without an issuer
+	keys  keyCache
+	conns *hub
+}
+
+// New builds the server; Serve starts it.
+func New(cfg Config, b Backend) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 30 * 24 * time.Hour
+	}
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = 5 * time.Minute
+	}
+	if cfg.MaxParticipants <= 0 {
+		cfg.MaxParticipants = 100
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	s := &Server{cfg: cfg, b: b, log: cfg.Logger, conns: newHub()}
+	if cfg.OIDC.Issuer != "" {
+		s.oidc = newProvider(cfg.OIDC, cfg.HTTPClient)
+	}
+	s.srv = &fasthttp.Server{
+		Handler:               s.routes(),
+		MaxRequestBodySize:    MaxBodySize,
+		ReadTimeout:           60 * time.Second,
+		WriteTimeout:          60 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		NoDefaultServerHeader: true,
+		ErrorHandler:          s.transportError,
+		Logger:                slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		Name:                  "hebb-chat",
+	}
+	return s
+}
+
+// Handler exposes the request handler.
+func (s *Server) Handler() fasthttp.RequestHandler { return s.srv.Handler }
+
+// Serve answers requests on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+
+// Shutdown stops accepting, closes the realtime connections and waits for
+// in-flight requests.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.conns.closeAll()
+	return s.srv.ShutdownWithContext(ctx)
+}
+
+func (s *Server) routes() fasthttp.RequestHandler {
+	r := frouter.New()
+	r.HandleMethodNotAllowed = true
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+	r.NotFound = s.public(func(c *call) error { return notFound("Not found") })
+	r.MethodNotAllowed = s.public(func(c *call) error { return newError(405, codeMethod, "Method not allowed") })
+	r.GET("/health", s.public(s.health))
+	r.GET("/openapi.json", s.public(s.openapi))
+	s.authRoutes(r)
+	r.GET("/api/rooms", s.signedIn(s.listRooms))
+	r.POST("/api/rooms", s.signedIn(s.createRoom))
+	r.GET("/api/rooms/{roomId}", s.signedIn(s.getRoom))
+	r.PATCH("/api/rooms/{roomId}", s.signedIn(s.updateRoom))
+	r.DELETE("/api/rooms/{roomId}", s.signedIn(s.deleteRoom))
+	r.GET("/api/rooms/{roomId}/messages", s.signedIn(s.listMessages))
+	r.POST("/api/rooms/{roomId}/messages", s.signedIn(s.postMessage))
+	r.PATCH("/api/rooms/{roomId}/messages/{messageId}", s.signedIn(s.editMessage))
+	r.DELETE("/api/rooms/{roomId}/messages/{messageId}", s.signedIn(s.deleteMessage))
+	r.GET("/api/rooms/{roomId}/participants", s.signedIn(s.listParticipants))
+	r.POST("/api/rooms/{roomId}/participants", s.signedIn(s.addParticipant))
+	r.DELETE("/api/rooms/{roomId}/participants/{participantId}", s.signedIn(s.removeParticipant))
+	s.internalRoutes(r)
+	r.GET(realtimePath+"{roomId}", s.realtime)
+	return r.Handler
+}
+
+func (s *Server) health(c *call) error {
+	return s.ok(c, map[string]any{"status": "ok", "database": false, "version": Version})
+}
+
+// call is one request in flight.
+type call struct {
+	ctx     *fasthttp.RequestCtx
+	std     context.Context
+	reqID   string
+	now     time.Time
+	user    cluster.ChatUser
+	session cluster.ChatSession
+	ids     []string // the caller's identities: its ID and the guests merged into it
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "req_" + hex.EncodeToString(b[:])
+}
+
+// public wraps a handler that needs no authentication.
+func (s *Server) public(h func(*call) error) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		std, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		c := &call{ctx: ctx, std: std, reqID: newRequestID(), now: time.Now().UTC()}
+		ctx.Response.Header.Set("X-Request-Id", c.reqID)
+		defer s.recover(c)
+		if err := h(c); err != nil {
+			s.fail(c, err)
+		}
+	}
+}
+
+// signedIn wraps a handler that needs a session.
+func (s *Server) signedIn(h func(*call) error) fasthttp.RequestHandler {
+	return s.public(func(c *call) error {
+		if err := s.authenticate(c); err != nil {
+			return err
+		}
+		return h(c)
+	})
+}
+
+func (s *Server) recover(c *call) {
+	if r := recover(); r != nil {
+		s.log.Error("chat handler panic", "path", string(c.ctx.Path()), "panic", r, "request_id", c.reqID)
+		s.writeError(c, internalError())
+	}
+}
+
+// fail maps any error to the envelope, in one place.
+func (s *Server) fail(c *call, err error) {
+	var ae *apiError
+	var nh *cluster.NotHostedError
+	switch {
+	case errors.As(err, &ae):
+	case errors.As(err, &nh):
+		ae = unavailable("Service unavailable: this node holds no replica of the room").with("reason", "not_hosted")
+	case errors.Is(err, cluster.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		ae = unavailable("Service unavailable: no leader answered in time")
+	case errors.Is(err, ErrProvider):
+		s.log.Warn("sign-in provider", "err", err, "request_id", c.reqID)
+		ae = newError(502, codeInternal, "The sign-in provider failed").with("reason", "provider_error")
+	default:
+		s.log.Error("chat request failed", "path", string(c.ctx.Path()), "err", err, "request_id", c.reqID)
+		ae = internalError()
+	}
+	s.writeError(c, ae)
+}
+
+type envelope struct {
+	Code      string         `json:"code"`
+	Message   string         `json:"message"`
+	RequestID *string        `json:"requestId"`
+	Retryable bool           `json:"retryable"`
+	Details   map[string]any `json:"details"`
+}
+
+func (s *Server) writeError(c *call, e *apiError) {
+	var id *string
+	if c.reqID != "" {
+		id = &c.reqID
+	}
+	s.reply(c, e.Status, envelope{Code: e.Code, Message: e.Message, RequestID: id, Retryable: e.Retryable, Details: e.Details})
+}
+
+// reply encodes v as the JSON body with the given status.
+func (s *Server) reply(c *call, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.log.Error("cannot encode chat response", "err", err)
+		status, b = 500, []byte(`{"code":"INTERNAL","message":"Internal server error","requestId":null,"retryable":false,"details":null}`)
+	}
+	c.ctx.Response.Header.Set("Cache-Control", "no-store")
+	c.ctx.SetStatusCode(status)
+	c.ctx.SetContentType("application/json")
+	c.ctx.SetBody(b)
+}
+
+func (s *Server) ok(c *call, v any) error {
+	s.reply(c, 200, v)
+	return nil
+}
+
+func (s *Server) created(c *call, v any) error {
+	s.reply(c, 201, v)
+	return nil
+}
+
+// transportError answers errors fasthttp meets before a handler runs.
+func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
+	c := &call{ctx: ctx, reqID: newRequestID()}
+	ctx.Response.Header.Set("X-Request-Id", c.reqID)
+	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		s.writeError(c, newError(413, codeValidation, "Request body exceeds 64 KiB"))
+		return
+	}
+	s.writeError(c, newError(400, codeValidation, "Malformed HTTP request"))
+}
+
+// hub tracks the open realtime connections so Shutdown can close them
+// (fasthttp does not track hijacked connections).
+type hub struct {
+	mu     sync.Mutex
+	conns  map[*wsConn]struct{}
+	closed bool
+}
+
+func newHub() *hub { return &hub{conns: map[*wsConn]struct{}{}} }
+
+func (h *hub) add(c *wsConn) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return false
+	}
+	h.conns[c] = struct{}{}
+	return true
+}
+
+func (h *hub) remove(c *wsConn) {
+	h.mu.Lock()
+	delete(h.conns, c)
+	h.mu.Unlock()
+}
+
+func (h *hub) closeAll() {
+	h.mu.Lock()
+	h.closed = true
+	conns := make([]*wsConn, 0, len(h.conns))
+	for c := range h.conns {
+		conns = append(conns, c)
+	}
+	h.mu.Unlock()
+	for _, c := range conns {
+		c.shutdown()
+	}
+}

@@ -1,0 +1,60 @@
+package chat
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestDecodeBody(t *testing.T) {
+	cases := []struct {
+		name     string
+		body     string
+		optional bool
+		typ      string
+	}{
+		{"empty optional", "", true, ""},
+		{"empty required", " ", false, "missing"},
+		{"array", `[1]`, false, "model_attributes_type"},
+		{"unknown field", `{"content":"x","pin":1}`, false, "extra_forbidden"},
+		{"wrong type", `{"content":1}`, false, "type_error"},
+		{"trailing data", `{"content":"x"} {}`, false, "json_invalid"},
+		{"truncated", `{"content":`, false, "json_invalid"},
+		{"fine", `{"content":"x"}`, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var b messageBody
+			err := decodeBody([]byte(tc.body), &b, tc.optional)
+			var ae *apiError
+			switch {
+			case tc.typ == "" && err != nil:
+				t.Fatalf("unexpected %v", err)
+			case tc.typ == "":
+			case !errors.As(err, &ae) || ae.Status != 400:
+				t.Fatalf("got %v", err)
+			default:
+				if errs := ae.Details["errors"].([]fieldError); errs[0].Type != tc.typ {
+					t.Fatalf("type %s, want %s", errs[0].Type, tc.typ)
+				}
+			}
+		})
+	}
+}
+
+// FuzzDecodeBody: any body decodes or is refused with a 400, never a panic.
+func FuzzDecodeBody(f *testing.F) {
+	for _, s := range []string{"", "{}", `{"name":"x","visibility":"public"}`, `{"name":7}`, `[`, `{"lobby":"x"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var b roomBody
+		err := decodeBody(body, &b, false)
+		if err == nil {
+			err = b.check(true, false)
+		}
+		var ae *apiError
+		if err != nil && (!errors.As(err, &ae) || ae.Status != 400) {
+			t.Fatalf("body %q: %v", body, err)
+		}
+	})
+}
