@@ -8,7 +8,7 @@ const (
 	writeEta        = 0.05 // within-atom co-activation increment
 	feedbackEta     = 0.2  // cross-atom co-activation rate, scaled by |outcome|
 	edgeValenceRate = 0.3
-	maxEdgeConcepts = 16 // concepts of one atom that take part in within-atom edges
+	maxEdgeConcepts = 8 // concepts of one atom that take part in within-atom edges
 )
 
 // Edge is one undirected association row between two concepts, stored once
@@ -73,13 +73,17 @@ func (s *edgeSet) link(e *Edge) {
 	s.count++
 }
 
-// neighbours returns the edges touching c, sorted by weight descending then
-// by the other concept, so every caller sees a deterministic order.
-func (s *edgeSet) neighbours(c string) []*Edge {
+// neighbours returns the edges touching c with weight at least min, sorted
+// by weight descending then by the other concept, so every caller sees a
+// deterministic order; at most limit of them when limit > 0. Filtering before
+// sorting keeps a frequent concept's long adjacency cheap to read.
+func (s *edgeSet) neighbours(c string, min float64, limit int) []*Edge {
 	m := s.adj[c]
-	out := make([]*Edge, 0, len(m))
+	out := make([]*Edge, 0, min64(len(m), 64))
 	for _, e := range m {
-		out = append(out, e)
+		if e.Weight >= min {
+			out = append(out, e)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Weight != out[j].Weight {
@@ -90,6 +94,9 @@ func (s *edgeSet) neighbours(c string) []*Edge {
 		}
 		return out[i].B < out[j].B
 	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
 	return out
 }
 
@@ -133,4 +140,11 @@ func clamp(v, lo, hi float64) float64 {
 		return hi
 	}
 	return v
+}
+
+func min64(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
 }

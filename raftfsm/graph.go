@@ -42,10 +42,7 @@ func (f *FSM) Graph(req *GraphRequest) GraphResult {
 		taken := 0
 	walk:
 		for _, c := range frontier {
-			for _, e := range t.edges.neighbours(c) {
-				if e.Weight < req.MinWeight {
-					break
-				}
+			for _, e := range t.edges.neighbours(c, req.MinWeight, 0) {
 				if seen[e] {
 					continue
 				}

@@ -10,15 +10,18 @@ import (
 
 // Search constants (DESIGN.md §4).
 const (
-	Alpha            = 0.25 // valence modulation: relevance = score·(1 + α·v)
-	minEdgeWeight    = 0.1  // associations weaker than this do not expand
-	conceptFloor     = 0.35 // concept_scoped score = floor + span·(share of query concepts matched)
-	conceptSpan      = 0.4
-	mmrPool          = 200 // candidates considered by diversity selection
-	tipSearchDepth   = 32  // fingerprint tip search depth (interface §8)
-	maxPostingsRead  = 20000
-	maxExpandPerSeed = 8
-	maxExpanded      = 32
+	Alpha           = 0.25 // valence modulation: relevance = score·(1 + α·v)
+	minEdgeWeight   = 0.1  // associations weaker than this do not expand
+	conceptFloor    = 0.35 // concept_scoped score = floor + span·(share of query concepts matched)
+	conceptSpan     = 0.4
+	mmrPool         = 200  // candidates considered by diversity selection
+	tipSearchDepth  = 32   // fingerprint tip search depth (interface §8)
+	maxPostingsRead = 4096 // concept_scoped: atoms examined per read, newest first
+	// hebbian_retrieval: atoms examined per expanded concept and per read
+	maxAssocPerConcept = 256
+	maxAssocPostings   = 2048
+	maxExpandPerSeed   = 8
+	maxExpanded        = 32
 )
 
 // Retrieval stages reported in MemoryItem.source.
@@ -314,7 +317,7 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int) []candi
 	var order []*Atom
 	read := 0
 	for _, c := range s.req.Concepts {
-		for _, a := range s.t.postings[c] {
+		for _, a := range newestFirst(s.t.postings[c], maxPostingsRead) {
 			if read++; read > maxPostingsRead {
 				break
 			}
@@ -386,8 +389,8 @@ func (s *search) associations(slots int) ([]candidate, []string) {
 	}
 	for _, q := range s.req.Concepts {
 		taken := 0
-		for _, e := range s.t.edges.neighbours(q) {
-			if e.Weight < minEdgeWeight || taken >= maxExpandPerSeed {
+		for _, e := range s.t.edges.neighbours(q, minEdgeWeight, maxExpandPerSeed+len(s.req.Concepts)) {
+			if taken >= maxExpandPerSeed {
 				break
 			}
 			other := e.A
@@ -413,9 +416,15 @@ func (s *search) associations(slots int) ([]candidate, []string) {
 	}
 	best := make(map[*Atom]candidate)
 	var order []*Atom
+	read := 0
 	for _, c := range expanded {
 		w := weight[c]
-		for _, a := range s.t.postings[c] {
+		// Newest first, bounded: a frequent concept must not turn one read
+		// into a scan of the tenant.
+		for _, a := range newestFirst(s.t.postings[c], maxAssocPerConcept) {
+			if read++; read > maxAssocPostings {
+				break
+			}
 			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
 				continue
 			}
@@ -454,4 +463,17 @@ func (f AuthorFilter) match(p *Provenance) bool {
 		(f.Agent == nil || *f.Agent == p.Agent) &&
 		(f.ClientEnv == nil || *f.ClientEnv == p.ClientEnv) &&
 		(f.IsExternal == nil || *f.IsExternal == p.IsExternal)
+}
+
+// newestFirst returns up to n atoms of a posting list (insertion order),
+// newest first.
+func newestFirst(list []*Atom, n int) []*Atom {
+	if len(list) > n {
+		list = list[len(list)-n:]
+	}
+	out := make([]*Atom, len(list))
+	for i, a := range list {
+		out[len(list)-1-i] = a
+	}
+	return out
 }
