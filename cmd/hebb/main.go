@@ -11,6 +11,8 @@ Usage:
   hebb serve [flags]    run a node (see hebb serve -h)
   hebb admin remove-node <node_id> [--url URL] [--admin-token TOKEN]
                         drain a node's replicas onto the others, then remove it
+  hebb bench <workload> [flags]
+                        benchmark a server or the vector kernels (hebb bench -h)
   hebb mcp              stdio tool server (MCP) for MNEMOVERSE_API_KEY / HEBB_API_KEY at HEBB_URL
   hebb version          print the version
 ` + clientUsage
@@ -26,6 +28,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "admin":
 		err = admin(os.Args[2:])
+	case "bench":
+		err = benchCmd(os.Args[2:])
 	case "mcp":
 		err = mcpStdio(os.Args[2:])
 	case "write", "read", "recent", "stats", "export", "import", "rooms", "vault":

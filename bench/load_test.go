@@ -1,0 +1,180 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"testing"
+	"time"
+)
+
+// simClock is a simulated clock: sleeping jumps to the wake-up time.
+type simClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *simClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *simClock) SleepUntil(_ context.Context, t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.After(c.now) {
+		c.now = t
+	}
+}
+
+func (c *simClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// slowServer answers every call after a fixed service time of simulated
+// time; every failEvery-th call (when > 0) gets a 503.
+type slowServer struct {
+	clk       *simClock
+	service   time.Duration
+	failEvery int
+	calls     int
+}
+
+func (s *slowServer) Do(req *Request) (int, error) {
+	s.calls++
+	s.clk.advance(s.service)
+	status := 200
+	if s.failEvery > 0 && s.calls%s.failEvery == 0 {
+		status = 503
+	}
+	if req.OnResponse != nil {
+		req.OnResponse(status, []byte(`{}`))
+	}
+	return status, nil
+}
+
+func near(got, want float64) bool { return math.Abs(got-want) <= 0.002*want+0.01 }
+
+// TestCoordinatedOmission runs one worker against a server slower than the
+// schedule: each request waits for the previous one, so its latency from the
+// intended send time grows by (service - interval) per request while its
+// service time stays flat. An uncorrected generator would report 100 ms
+// throughout.
+func TestCoordinatedOmission(t *testing.T) {
+	tests := []struct {
+		name        string
+		rate        float64
+		service     time.Duration
+		sent        int64
+		missed      int64
+		latP50      float64 // ms
+		latMax      float64
+		latMean     float64
+		serviceMax  float64
+		timelineLen int
+	}{
+		// Slots every 10 ms, 100 ms each: sends at 0, 100, ..., 900 ms;
+		// request k is intended at 10k ms and done at 100(k+1) ms.
+		{name: "overloaded", rate: 100, service: 100 * time.Millisecond, sent: 10, missed: 90,
+			latP50: 100 + 90*4, latMax: 100 + 90*9, latMean: 100 + 90*4.5, serviceMax: 100, timelineLen: 2},
+		// Slots every 200 ms, 100 ms each: never late.
+		{name: "keeps up", rate: 5, service: 100 * time.Millisecond, sent: 5, missed: 0,
+			latP50: 100, latMax: 100, latMean: 100, serviceMax: 100, timelineLen: 1},
+		// Closed loop: latency is service time.
+		{name: "closed loop", rate: 0, service: 100 * time.Millisecond, sent: 10, missed: 0,
+			latP50: 100, latMax: 100, latMean: 100, serviceMax: 100, timelineLen: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &simClock{now: time.Unix(1_700_000_000, 0)}
+			srv := &slowServer{clk: clk, service: tc.service}
+			gen := func(uint64) Request { return Request{Op: "op", Method: "POST", Path: "/x"} }
+			res, err := RunLoad(context.Background(), srv, gen,
+				LoadConfig{Name: tc.name, Rate: tc.rate, Duration: time.Second, Concurrency: 1, clock: clk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Sent != tc.sent || res.Completed != tc.sent || res.Missed != tc.missed {
+				t.Errorf("sent %d completed %d missed %d, want %d, %d, %d",
+					res.Sent, res.Completed, res.Missed, tc.sent, tc.sent, tc.missed)
+			}
+			op := res.Ops["op"]
+			for _, c := range []struct {
+				what      string
+				got, want float64
+			}{
+				{"latency p50", op.Latency.P50, tc.latP50},
+				{"latency max", op.Latency.Max, tc.latMax},
+				{"latency mean", op.Latency.Mean, tc.latMean},
+				{"service p50", op.Service.P50, 100},
+				{"service max", op.Service.Max, tc.serviceMax},
+			} {
+				if !near(c.got, c.want) {
+					t.Errorf("%s = %.3f ms, want %.3f", c.what, c.got, c.want)
+				}
+			}
+			if len(res.Timeline) != tc.timelineLen {
+				t.Errorf("timeline has %d seconds, want %d: %+v", len(res.Timeline), tc.timelineLen, res.Timeline)
+			}
+			var n int64
+			for _, p := range res.Timeline {
+				n += p.Count
+			}
+			if n != res.Completed {
+				t.Errorf("timeline counts %d requests, want %d", n, res.Completed)
+			}
+		})
+	}
+}
+
+func TestRunLoadCountsErrorsAndTags(t *testing.T) {
+	clk := &simClock{now: time.Unix(1_700_000_000, 0)}
+	srv := &slowServer{clk: clk, service: 10 * time.Millisecond, failEvery: 4}
+	gen := func(i uint64) Request {
+		return Request{Op: "op", OnResponse: func(status int, _ []byte) string {
+			if status == 200 && i%2 == 0 {
+				return "even"
+			}
+			return ""
+		}}
+	}
+	res, err := RunLoad(context.Background(), srv, gen,
+		LoadConfig{Name: "errors", Rate: 50, Duration: time.Second, Concurrency: 1, clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 50 slots 20 ms apart, 10 ms each: all sent; calls 4, 8, ... fail.
+	if res.Sent != 50 || res.Errors != 12 || res.ErrorsByCode["503"] != 12 || res.Ops["op"].Errors != 12 {
+		t.Errorf("sent %d errors %d by code %v op errors %d, want 50, 12, 503:12, 12",
+			res.Sent, res.Errors, res.ErrorsByCode, res.Ops["op"].Errors)
+	}
+	// Even slots that did not fail: 25 even, of which calls 4, 8, ... (slot
+	// 3, 7, ...) are odd, so none of the failures is even.
+	if res.Tags["even"] != 25 {
+		t.Errorf("tag even = %d, want 25", res.Tags["even"])
+	}
+	// The last answer arrives at 990 ms.
+	if want := 38 / 0.99; !near(res.OKPerS, want) {
+		t.Errorf("ok/s = %.2f, want %.2f", res.OKPerS, want)
+	}
+}
+
+func TestRunLoadRejectsBadConfig(t *testing.T) {
+	gen := func(uint64) Request { return Request{} }
+	for name, cfg := range map[string]LoadConfig{
+		"no workers":    {Duration: time.Second},
+		"no duration":   {Concurrency: 1},
+		"negative rate": {Concurrency: 1, Duration: time.Second, Rate: -1},
+		"NaN rate":      {Concurrency: 1, Duration: time.Second, Rate: math.NaN()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := RunLoad(context.Background(), nil, gen, cfg); !errors.Is(err, ErrBadConfig) {
+				t.Errorf("err = %v, want ErrBadConfig", err)
+			}
+		})
+	}
+}

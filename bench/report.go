@@ -1,0 +1,208 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+)
+
+// Report is everything one `hebb bench` run measured, as written to JSON.
+type Report struct {
+	Tool      string          `json:"tool"`
+	Workload  string          `json:"workload"`
+	StartedAt time.Time       `json:"started_at"`
+	Command   string          `json:"command,omitempty"`
+	Config    ReportConfig    `json:"config"`
+	Git       GitInfo         `json:"git"`
+	Machine   Machine         `json:"machine"`
+	Server    *ServerInfo     `json:"server,omitempty"`
+	Populate  *PopulateResult `json:"populate,omitempty"`
+	Phases    []*PhaseResult  `json:"phases,omitempty"`
+	Kernels   *KernelResult   `json:"kernels,omitempty"`
+}
+
+// ReportConfig is the run's configuration without secrets.
+type ReportConfig struct {
+	URL         string  `json:"url,omitempty"`
+	Rate        float64 `json:"rate_per_s"`
+	DurationS   float64 `json:"duration_s"`
+	Concurrency int     `json:"concurrency"`
+	Size        int     `json:"size"`
+	Tenants     int     `json:"tenants,omitempty"`
+	Seed        uint64  `json:"seed"`
+	Batch       int     `json:"batch"`
+	KernelN     int     `json:"kernel_n,omitempty"`
+	KernelDim   int     `json:"kernel_dim,omitempty"`
+	KernelRuns  int     `json:"kernel_runs,omitempty"`
+}
+
+// GitInfo identifies the source the harness was run from.
+type GitInfo struct {
+	Commit string `json:"commit"`
+	Dirty  bool   `json:"dirty"`
+}
+
+// Machine describes the host the client ran on.
+type Machine struct {
+	CPUModel   string `json:"cpu_model"`
+	Cores      int    `json:"cores"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	GOOS       string `json:"goos"`
+	GOARCH     string `json:"goarch"`
+	GoVersion  string `json:"go_version"`
+	MemTotalMB int64  `json:"mem_total_mb,omitempty"`
+}
+
+// ServerInfo describes the deployment under test.
+type ServerInfo struct {
+	URL     string `json:"url"`
+	Version string `json:"version"`
+	// Local is true when the harness started the server itself.
+	Local bool   `json:"local"`
+	Flags string `json:"flags,omitempty"`
+}
+
+// hostMachine reads the CPU model and memory from /proc where it exists.
+func hostMachine() Machine {
+	m := Machine{Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0), GOOS: runtime.GOOS,
+		GOARCH: runtime.GOARCH, GoVersion: runtime.Version()}
+	m.CPUModel = procField("/proc/cpuinfo", "model name", "Hardware", "cpu model", "Processor")
+	if kb := procField("/proc/meminfo", "MemTotal"); kb != "" {
+		var n int64
+		if _, err := fmt.Sscan(strings.TrimSuffix(kb, " kB"), &n); err == nil {
+			m.MemTotalMB = n / 1024
+		}
+	}
+	if m.CPUModel == "" {
+		m.CPUModel = "unknown"
+	}
+	return m
+}
+
+// procField returns the value of the first "key : value" line of path whose
+// key is one of keys.
+func procField(path string, keys ...string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		for _, want := range keys {
+			if strings.TrimSpace(k) == want {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return ""
+}
+
+// gitInfo asks git about the working directory, falling back to the
+// binary's build information.
+func gitInfo() GitInfo {
+	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		g := GitInfo{Commit: strings.TrimSpace(string(out))}
+		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil {
+			g.Dirty = len(bytes.TrimSpace(st)) > 0
+		}
+		return g
+	}
+	g := GitInfo{Commit: "unknown"}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				g.Commit = s.Value
+			case "vcs.modified":
+				g.Dirty = s.Value == "true"
+			}
+		}
+	}
+	return g
+}
+
+// Write stores the report as <dir>/<workload>-<UTC time>.json with its
+// latency plot beside it (.png, when the report has load phases) and
+// returns the paths written.
+func (r *Report) Write(dir string) (jsonPath, pngPath string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", fmt.Errorf("cannot create %s: %w", dir, err)
+	}
+	stem := filepath.Join(dir, r.Workload+"-"+r.StartedAt.UTC().Format("20060102T150405Z"))
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", "", fmt.Errorf("cannot encode the report: %w", err)
+	}
+	jsonPath = stem + ".json"
+	if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+		return "", "", fmt.Errorf("cannot write the report: %w", err)
+	}
+	if len(r.Phases) == 0 {
+		return jsonPath, "", nil
+	}
+	pngPath = stem + ".png"
+	if err := PlotPhases(pngPath, r.title(), r.Phases); err != nil {
+		return jsonPath, "", err
+	}
+	return jsonPath, pngPath, nil
+}
+
+func (r *Report) title() string {
+	return fmt.Sprintf("hebb bench %s, %s, %d cores, commit %.12s", r.Workload, r.Machine.CPUModel, r.Machine.Cores, r.Git.Commit)
+}
+
+// Summary writes the report's figures as text.
+func (r *Report) Summary(w io.Writer) {
+	fmt.Fprintf(w, "hebb bench %s  (commit %.12s%s, %s, %d cores, %s/%s)\n", r.Workload, r.Git.Commit,
+		map[bool]string{true: " dirty", false: ""}[r.Git.Dirty], r.Machine.CPUModel, r.Machine.Cores, r.Machine.GOOS, r.Machine.GOARCH)
+	if s := r.Server; s != nil {
+		fmt.Fprintf(w, "server   %s  version %s  local %v\n", s.URL, s.Version, s.Local)
+	}
+	if p := r.Populate; p != nil {
+		fmt.Fprintf(w, "populate %d tenant(s), %d atoms target, %d existed, %d added (%d filtered) in %.1fs = %.0f atoms/s\n",
+			p.Tenants, p.Target, p.Existing, p.Added, p.Filtered, p.DurationS, p.AtomsPerS)
+	}
+	for _, ph := range r.Phases {
+		rate := "closed loop"
+		if ph.Mode == ModeOpen {
+			rate = fmt.Sprintf("open loop %.0f/s", ph.TargetRate)
+		}
+		fmt.Fprintf(w, "phase    %s: %s, %d workers, %.1fs: %d done, %.1f/s, %d errors %v, %d missed, tags %v\n",
+			ph.Name, rate, ph.Concurrency, ph.DurationS, ph.Completed, ph.Throughput, ph.Errors, ph.ErrorsByCode, ph.Missed, ph.Tags)
+		if ph.ItemsPerRequest > 1 {
+			fmt.Fprintf(w, "  %d items per request: %.0f atoms/s\n", ph.ItemsPerRequest, ph.OKPerS*float64(ph.ItemsPerRequest))
+		}
+		fmt.Fprintf(w, "  %-12s %8s %9s %9s %9s %9s %9s\n", "op", "count", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms")
+		for _, op := range sortedKeys(ph.Ops) {
+			o := ph.Ops[op]
+			l := o.Latency
+			fmt.Fprintf(w, "  %-12s %8d %9.2f %9.2f %9.2f %9.2f %9.2f\n", op, l.Count, l.P50, l.P90, l.P99, l.P999, l.Max)
+			if ph.Mode == ModeOpen {
+				s := o.Service
+				fmt.Fprintf(w, "  %-12s %8s %9.2f %9.2f %9.2f %9.2f %9.2f\n", "  (service)", "", s.P50, s.P90, s.P99, s.P999, s.Max)
+			}
+		}
+	}
+	if k := r.Kernels; k != nil {
+		fmt.Fprintf(w, "kernels  %d x %d float32 (%.0f MB), exact top-%d, median of %d runs\n",
+			k.N, k.Dim, float64(k.Bytes)/1e6, k.K, k.Runs)
+		for _, t := range k.Kernels {
+			fmt.Fprintf(w, "  %-30s %8.2f ms %6.2f GB/s  %5.2fx ceiling  same top-k %-5v %s\n",
+				t.Name, t.MedianMs, t.GBPerS, t.Ratio, t.SameTopK, t.Note)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// simPhase runs a short simulated phase: 20 slots a second for 1 s, each
+// answered in 30 ms, one op in four a "write".
+func simPhase(t *testing.T) *PhaseResult {
+	t.Helper()
+	clk := &simClock{now: time.Unix(1_700_000_000, 0)}
+	srv := &slowServer{clk: clk, service: 30 * time.Millisecond, failEvery: 7}
+	gen := func(i uint64) Request {
+		if i%4 == 0 {
+			return Request{Op: OpWrite}
+		}
+		return Request{Op: OpSearch}
+	}
+	ph, err := RunLoad(context.Background(), srv, gen,
+		LoadConfig{Name: "sim", Rate: 20, Duration: time.Second, Concurrency: 1, clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ph
+}
+
+func TestReportWrite(t *testing.T) {
+	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	cfg := DefaultConfig()
+	tests := []struct {
+		name    string
+		report  *Report
+		wantPNG bool
+	}{
+		{name: "load phase", wantPNG: true, report: &Report{Tool: "hebb bench", Workload: WorkloadSearch,
+			StartedAt: start, Config: cfg.reportConfig(), Git: gitInfo(), Machine: hostMachine(),
+			Server: &ServerInfo{URL: "http://x/api/v1", Version: "1.0.0"}, Phases: []*PhaseResult{simPhase(t)}}},
+		{name: "kernels only", report: &Report{Tool: "hebb bench", Workload: WorkloadKernels,
+			StartedAt: start, Git: gitInfo(), Machine: hostMachine(),
+			Kernels: &KernelResult{N: 10, Dim: 4, K: 1, Runs: 1, Kernels: []KernelTiming{{Name: "x", Ratio: 1}}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "out")
+			jsonPath, pngPath, err := tc.report.Write(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := filepath.Join(dir, tc.report.Workload+"-20260102T030405Z.json"); jsonPath != want {
+				t.Errorf("json path %s, want %s", jsonPath, want)
+			}
+			raw, err := os.ReadFile(jsonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			if err := json.Unmarshal(raw, &got); err != nil {
+				t.Fatalf("report is not JSON: %v", err)
+			}
+			for _, k := range []string{"tool", "workload", "started_at", "config", "git", "machine"} {
+				if _, ok := got[k]; !ok {
+					t.Errorf("report lacks %q", k)
+				}
+			}
+			m, _ := got["machine"].(map[string]any)
+			for _, k := range []string{"cpu_model", "cores", "goos", "goarch"} {
+				if _, ok := m[k]; !ok {
+					t.Errorf("machine lacks %q", k)
+				}
+			}
+			if !tc.wantPNG {
+				if pngPath != "" {
+					t.Errorf("a report without phases got a plot %s", pngPath)
+				}
+				return
+			}
+			checkPhaseJSON(t, got)
+			png, err := os.ReadFile(pngPath)
+			if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+				t.Errorf("plot %s is not a PNG (%v)", pngPath, err)
+			}
+		})
+	}
+}
+
+// checkPhaseJSON checks the figures of simPhase as decoded from JSON.
+func checkPhaseJSON(t *testing.T, report map[string]any) {
+	t.Helper()
+	phases, _ := report["phases"].([]any)
+	if len(phases) != 1 {
+		t.Fatalf("%d phases in the report", len(phases))
+	}
+	ph, _ := phases[0].(map[string]any)
+	if ph["mode"] != ModeOpen || ph["completed"] != 20.0 || ph["errors"] != 2.0 {
+		t.Errorf("phase mode %v completed %v errors %v, want open-loop, 20, 2", ph["mode"], ph["completed"], ph["errors"])
+	}
+	if codes, _ := ph["errors_by_code"].(map[string]any); codes["503"] != 2.0 {
+		t.Errorf("errors_by_code %v, want 503: 2", codes)
+	}
+	ops, _ := ph["ops"].(map[string]any)
+	search, _ := ops[OpSearch].(map[string]any)
+	lat, _ := search["latency"].(map[string]any)
+	for _, k := range []string{"count", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms"} {
+		if _, ok := lat[k]; !ok {
+			t.Errorf("search latency lacks %q: %v", k, lat)
+		}
+	}
+	if lat["count"] != 15.0 || !near(lat["p99_ms"].(float64), 30) {
+		t.Errorf("search latency %v, want 15 requests of 30 ms", lat)
+	}
+	if tl, _ := ph["timeline"].([]any); len(tl) == 0 {
+		t.Error("phase has no timeline")
+	}
+}
+
+func TestReportSummary(t *testing.T) {
+	rep := &Report{Workload: WorkloadSearch, Git: GitInfo{Commit: "abc"}, Machine: hostMachine(),
+		Populate: &PopulateResult{Tenants: 1, Target: 10, Added: 10}, Phases: []*PhaseResult{simPhase(t)},
+		Kernels: &KernelResult{N: 10, Dim: 4, K: 1, Runs: 1, Kernels: []KernelTiming{{Name: "vecmath", Ratio: 0.9}}}}
+	var b strings.Builder
+	rep.Summary(&b)
+	for _, want := range []string{"hebb bench search", "populate", "open loop 20/s", "search", "(service)", "vecmath", "0.90x ceiling"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestProcField(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpuinfo")
+	if err := os.WriteFile(path, []byte("processor\t: 0\nmodel name\t: Test CPU @ 3GHz\nflags\t: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := func(keys []string, want string) {
+		t.Helper()
+		if got := procField(path, keys...); got != want {
+			t.Errorf("procField(%v) = %q, want %q", keys, got, want)
+		}
+	}
+	f([]string{"model name"}, "Test CPU @ 3GHz")
+	f([]string{"Hardware", "flags"}, "x")
+	f([]string{"missing"}, "")
+	if got := procField(filepath.Join(t.TempDir(), "none"), "x"); got != "" {
+		t.Errorf("missing file gave %q", got)
+	}
+}

@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Workload names.
+const (
+	WorkloadWrite   = "write"
+	WorkloadSearch  = "search"
+	WorkloadMixed   = "mixed"
+	WorkloadTenants = "tenants"
+	WorkloadKernels = "kernels"
+	WorkloadDefault = "default"
+)
+
+// Workloads lists every workload with a one-line description.
+var Workloads = []struct{ Name, Help string }{
+	{WorkloadWrite, "writes of new texts: single (--batch 1) or batched through /memory/write-batch"},
+	{WorkloadSearch, "populate the tenant to --size atoms, then searches (/memory/read, top 10)"},
+	{WorkloadMixed, "populate to --size, then 70% search, 15% write, 10% feedback, 5% recent"},
+	{WorkloadTenants, "--tenants orgs made through the admin API sharing --size atoms, mixed load across them"},
+	{WorkloadKernels, "vector-scan kernels side by side: vecmath, plain Go, chromem-go, memory-bandwidth ceiling"},
+	{WorkloadDefault, "start a local server unless --url, search at --size atoms open loop, then kernels"},
+}
+
+// Config is one `hebb bench` run.
+type Config struct {
+	Workload string
+	// URL is the REST base; empty starts a local server from Binary.
+	URL        string
+	Key        string
+	AdminToken string
+	Binary     string
+	// Rate is requests per second (open loop); 0 runs closed loop.
+	Rate        float64
+	Duration    time.Duration
+	Concurrency int
+	// Size is the tenant's atom count (search, mixed) or the total over all
+	// tenants (tenants).
+	Size    int
+	Tenants int
+	Seed    uint64
+	// Batch is the number of items per write request (write workload).
+	Batch   int
+	Kernels KernelConfig
+	// Out is the directory reports are written to.
+	Out string
+	// Progress receives a line a second while anything runs.
+	Progress io.Writer
+	// Command is the command line, recorded in the report.
+	Command string
+}
+
+// DefaultConfig returns the defaults of every flag.
+func DefaultConfig() Config {
+	return Config{Workload: WorkloadDefault, Rate: 5, Duration: 20 * time.Second, Concurrency: 16,
+		Size: 10000, Tenants: 100, Seed: 1, Batch: 1, Out: "bench/out",
+		Kernels: KernelConfig{N: 100_000, Dim: 384, K: 10, Runs: 9, Seed: 1}}
+}
+
+// target is the deployment a run loads.
+type target struct {
+	cfg   *Config
+	api   *API
+	key   string
+	gen   *TextGen
+	rep   *Report
+	local *LocalServer
+}
+
+// Run executes the configured workload and returns its report (not yet
+// written; see Report.Write).
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	rep := &Report{Tool: "hebb bench", Workload: cfg.Workload, StartedAt: time.Now().UTC(), Command: cfg.Command,
+		Config: cfg.reportConfig(), Git: gitInfo(), Machine: hostMachine()}
+	if cfg.Workload != WorkloadKernels {
+		if err := runLoad(ctx, &cfg, rep); err != nil {
+			return rep, err
+		}
+	}
+	if cfg.Workload == WorkloadKernels || cfg.Workload == WorkloadDefault {
+		kc := cfg.Kernels
+		kc.Progress = cfg.Progress
+		k, err := RunKernels(ctx, kc)
+		if err != nil {
+			return rep, err
+		}
+		rep.Kernels = k
+	}
+	return rep, nil
+}
+
+func progress(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+func (c *Config) check() error {
+	known := false
+	for _, w := range Workloads {
+		known = known || w.Name == c.Workload
+	}
+	switch {
+	case !known:
+		return fmt.Errorf("%w %q", ErrUnknownWorkload, c.Workload)
+	case c.Rate < 0 || c.Duration <= 0 || c.Concurrency < 1 || c.Size < 0 || c.Batch < 1 || c.Batch > 500 || c.Tenants < 1:
+		return fmt.Errorf("%w: need --rate >= 0, --duration > 0, --concurrency >= 1, --size >= 0, --batch 1..500, --tenants >= 1",
+			ErrBadConfig)
+	case c.Workload == WorkloadTenants && c.Size < c.Tenants:
+		return fmt.Errorf("%w: --size (atoms over all tenants) must be at least --tenants", ErrBadConfig)
+	}
+	return nil
+}
+
+func (c *Config) reportConfig() ReportConfig {
+	rc := ReportConfig{URL: c.URL, Rate: c.Rate, DurationS: c.Duration.Seconds(), Concurrency: c.Concurrency,
+		Size: c.Size, Seed: c.Seed, Batch: c.Batch}
+	if c.Workload == WorkloadTenants {
+		rc.Tenants = c.Tenants
+	}
+	if c.Workload == WorkloadKernels || c.Workload == WorkloadDefault {
+		rc.KernelN, rc.KernelDim, rc.KernelRuns = c.Kernels.N, c.Kernels.Dim, c.Kernels.Runs
+	}
+	return rc
+}
+
+// runLoad connects (or starts a local server), then runs the workload.
+func runLoad(ctx context.Context, cfg *Config, rep *Report) (err error) {
+	t, err := connect(ctx, cfg, rep)
+	if err != nil {
+		return err
+	}
+	if t.local != nil {
+		defer func() {
+			if e := t.local.Stop(); e != nil && err == nil {
+				err = fmt.Errorf("cannot stop the local server: %w", e)
+			}
+		}()
+	}
+	switch cfg.Workload {
+	case WorkloadWrite:
+		return t.write(ctx)
+	case WorkloadSearch, WorkloadDefault:
+		return t.search(ctx)
+	case WorkloadMixed:
+		return t.mixed(ctx)
+	case WorkloadTenants:
+		return t.tenants(ctx)
+	}
+	return fmt.Errorf("%w %q", ErrUnknownWorkload, cfg.Workload)
+}
+
+func connect(ctx context.Context, cfg *Config, rep *Report) (*target, error) {
+	t := &target{cfg: cfg, key: cfg.Key, gen: NewTextGen(cfg.Seed), rep: rep}
+	url, admin := cfg.URL, cfg.AdminToken
+	if url == "" {
+		if cfg.Binary == "" {
+			return nil, fmt.Errorf("%w: no --url and no hebb binary to start a local server", ErrBadConfig)
+		}
+		fmt.Fprintf(progress(cfg.Progress), "starting a local server (%s serve, hash embedder)...\n", cfg.Binary)
+		s, err := StartLocalServer(ctx, cfg.Binary)
+		if err != nil {
+			return nil, err
+		}
+		t.local, url, admin, t.key = s, s.URL, s.AdminToken, s.Key
+	}
+	api, err := NewAPI(url, admin, cfg.Concurrency+populateWorkers, 30*time.Second)
+	if err != nil {
+		if t.local != nil {
+			_ = t.local.Stop()
+		}
+		return nil, err
+	}
+	t.api = api
+	var health struct {
+		Version string `json:"version"`
+	}
+	if err := api.Call("GET", "/health", "", nil, &health); err != nil {
+		if t.local != nil {
+			_ = t.local.Stop()
+		}
+		return nil, fmt.Errorf("cannot reach %s: %w", url, err)
+	}
+	rep.Server = &ServerInfo{URL: api.Base(), Version: health.Version, Local: t.local != nil}
+	if t.local != nil {
+		rep.Server.Flags = t.local.Flags
+	}
+	if t.key == "" && cfg.Workload != WorkloadTenants {
+		if t.local != nil {
+			_ = t.local.Stop()
+		}
+		return nil, ErrNoKey
+	}
+	return t, nil
+}

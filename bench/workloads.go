@@ -1,0 +1,168 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// populateWorkers is the number of concurrent populate batches.
+const populateWorkers = 2
+
+// populate brings each tenant to size atoms; the IDs of new atoms go to
+// pool (when not nil).
+func (t *target) populate(ctx context.Context, keys []string, streams []uint64, size int64, pool *idPool) error {
+	p := &populator{api: t.api, gen: t.gen, workers: populateWorkers, pool: pool, progress: t.cfg.Progress}
+	res, err := p.fill(ctx, keys, streams, size)
+	t.rep.Populate = &res
+	return err
+}
+
+func (t *target) phase(ctx context.Context, name string, gen Generator) error {
+	rate := t.cfg.Rate
+	desc := fmt.Sprintf("%.0f/s open loop", rate)
+	if rate == 0 {
+		desc = "closed loop"
+	}
+	fmt.Fprintf(progress(t.cfg.Progress), "%s: %s, %s, %d workers\n", name, desc, t.cfg.Duration, t.cfg.Concurrency)
+	res, err := RunLoad(ctx, t.api, gen, LoadConfig{Name: name, Rate: rate, Duration: t.cfg.Duration,
+		Concurrency: t.cfg.Concurrency, Progress: t.cfg.Progress})
+	if err != nil {
+		return err
+	}
+	t.rep.Phases = append(t.rep.Phases, res)
+	return nil
+}
+
+// reqRNG is the random source of request i of a phase.
+func (t *target) reqRNG(i uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(t.cfg.Seed^0x72657175657374, i))
+}
+
+func (t *target) search(ctx context.Context) error {
+	size := int64(t.cfg.Size)
+	if err := t.populate(ctx, []string{t.key}, []uint64{StreamPopulate}, size, nil); err != nil {
+		return err
+	}
+	n := uint64(max(size, 1))
+	return t.phase(ctx, OpSearch, func(i uint64) Request {
+		return searchRequest(t.key, t.gen.Query(StreamPopulate, n, i), nil)
+	})
+}
+
+// writeBase returns the first write-stream index of this run: the tenant's
+// atom count, so that a second run on the same tenant writes new texts.
+func (t *target) writeBase(key string) (uint64, error) {
+	n, err := tenantAtoms(t.api, key)
+	return uint64(n), err
+}
+
+func (t *target) write(ctx context.Context) error {
+	base, err := t.writeBase(t.key)
+	if err != nil {
+		return err
+	}
+	b := uint64(t.cfg.Batch)
+	if b == 1 {
+		return t.phase(ctx, OpWrite, func(i uint64) Request {
+			return writeRequest(t.key, t.gen.items(StreamWrite, base+i, base+i+1)[0], nil)
+		})
+	}
+	err = t.phase(ctx, OpWriteBatch, func(i uint64) Request {
+		from := base + i*b
+		return batchRequest(t.key, t.gen.items(StreamWrite, from, from+b), nil)
+	})
+	if n := len(t.rep.Phases); err == nil && n > 0 {
+		t.rep.Phases[n-1].ItemsPerRequest = t.cfg.Batch
+	}
+	return err
+}
+
+// mixOp draws the operation of a mixed request: 70% search, 15% write,
+// 10% feedback, 5% recent.
+func mixOp(rng *rand.Rand) string {
+	switch r := rng.IntN(100); {
+	case r < 70:
+		return OpSearch
+	case r < 85:
+		return OpWrite
+	case r < 95:
+		return OpFeedback
+	}
+	return OpRecent
+}
+
+// mixedRequest is request i of a mixed load on one tenant whose populated
+// atoms are the first n of stream; writes continue the write stream at
+// base + i.
+func (t *target) mixedRequest(rng *rand.Rand, i uint64, key string, stream, n, base uint64, pool *idPool) Request {
+	op := mixOp(rng)
+	if op == OpFeedback {
+		ids := pool.pick(rng, 1+rng.IntN(3))
+		if len(ids) == 0 {
+			op = OpSearch
+		} else {
+			return feedbackRequest(key, ids, float64(rng.IntN(201)-100)/100)
+		}
+	}
+	switch op {
+	case OpWrite:
+		return writeRequest(key, t.gen.items(StreamWrite, base+i, base+i+1)[0], pool)
+	case OpRecent:
+		return recentRequest(key)
+	}
+	return searchRequest(key, t.gen.Query(stream, n, i), pool)
+}
+
+func (t *target) mixed(ctx context.Context) error {
+	size := int64(t.cfg.Size)
+	pool := newIDPool()
+	if err := t.populate(ctx, []string{t.key}, []uint64{StreamPopulate}, size, pool); err != nil {
+		return err
+	}
+	base, err := t.writeBase(t.key)
+	if err != nil {
+		return err
+	}
+	n := uint64(max(size, 1))
+	return t.phase(ctx, WorkloadMixed, func(i uint64) Request {
+		return t.mixedRequest(t.reqRNG(i), i, t.key, StreamPopulate, n, base, pool)
+	})
+}
+
+type orgAnswer struct {
+	OrgID  string `json:"org_id"`
+	APIKey string `json:"api_key"`
+}
+
+func (t *target) tenants(ctx context.Context) error {
+	if t.api.admin == "" {
+		return ErrNoAdminToken
+	}
+	n := t.cfg.Tenants
+	keys, streams, pools := make([]string, n), make([]uint64, n), make([]*idPool, n)
+	fmt.Fprintf(progress(t.cfg.Progress), "tenants: creating %d orgs through the admin API...\n", n)
+	stamp := time.Now().UTC().Format("20060102T150405")
+	for i := range n {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var org orgAnswer
+		name := fmt.Sprintf("bench-%s-%d", stamp, i)
+		if err := t.api.Call("POST", "/admin/v1/orgs", "", map[string]string{"name": name}, &org); err != nil {
+			return fmt.Errorf("cannot create tenant %d: %w", i, err)
+		}
+		keys[i], streams[i], pools[i] = org.APIKey, StreamTenant+uint64(i), newIDPool()
+	}
+	per := int64(t.cfg.Size / n)
+	if err := t.populate(ctx, keys, streams, per, nil); err != nil {
+		return err
+	}
+	return t.phase(ctx, WorkloadTenants, func(i uint64) Request {
+		rng := t.reqRNG(i)
+		k := rng.IntN(n)
+		// Writes of tenant k start after its populated atoms.
+		return t.mixedRequest(rng, i, keys[k], streams[k], uint64(per), uint64(per), pools[k])
+	})
+}

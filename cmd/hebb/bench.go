@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/hebbdb/hebb/bench"
+)
+
+// benchCmd runs `hebb bench <workload> [flags]` (see package bench).
+func benchCmd(args []string) error {
+	cfg, err := benchConfig(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := bench.Run(ctx, cfg)
+	if rep == nil || (len(rep.Phases) == 0 && rep.Kernels == nil) {
+		return err
+	}
+	rep.Summary(os.Stdout)
+	jsonPath, pngPath, werr := rep.Write(cfg.Out)
+	if werr != nil {
+		return errors.Join(err, werr)
+	}
+	fmt.Println("report  ", jsonPath)
+	if pngPath != "" {
+		fmt.Println("plot    ", pngPath)
+	}
+	return err
+}
+
+// benchConfig parses the workload name and flags.
+func benchConfig(args []string) (bench.Config, error) {
+	cfg := bench.DefaultConfig()
+	fs := benchFlags(&cfg)
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return cfg, errors.New(benchUsage(fs))
+	}
+	cfg.Workload = args[0]
+	if err := fs.Parse(args[1:]); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q\n\n%s", fs.Arg(0), benchUsage(fs))
+	}
+	cfg.Kernels.Seed = cfg.Seed
+	cfg.Progress = os.Stderr
+	cfg.Command = "hebb bench " + strings.Join(redactSecrets(args), " ")
+	if cfg.URL == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return cfg, fmt.Errorf("cannot find the hebb binary to start a local server: %w", err)
+		}
+		cfg.Binary = exe
+	}
+	return cfg, nil
+}
+
+func benchFlags(cfg *bench.Config) *flag.FlagSet {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), benchUsage(fs)) }
+	fs.StringVar(&cfg.URL, "url", os.Getenv("HEBB_URL"), "REST base (http://host:port/api/v1); empty starts a local server")
+	fs.StringVar(&cfg.Key, "key", envOr("MNEMOVERSE_API_KEY", os.Getenv("HEBB_API_KEY")), "API key (default $MNEMOVERSE_API_KEY or $HEBB_API_KEY)")
+	fs.StringVar(&cfg.AdminToken, "admin-token", os.Getenv("HEBB_ADMIN_TOKEN"), "the server's --admin-token (tenants workload)")
+	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "requests per second, open loop; 0 = closed loop (maximum throughput)")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long the load runs")
+	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "workers (connections), each with one request in flight")
+	fs.IntVar(&cfg.Size, "size", cfg.Size, "atoms in the tenant (search, mixed) or over all tenants (tenants)")
+	fs.IntVar(&cfg.Tenants, "tenants", cfg.Tenants, "number of orgs (tenants workload)")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of every generated text, query and vector")
+	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "items per write request (write workload); >1 uses /memory/write-batch")
+	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory of the JSON report and PNG plot")
+	fs.IntVar(&cfg.Kernels.N, "n", cfg.Kernels.N, "vectors scanned by the kernels comparison")
+	fs.IntVar(&cfg.Kernels.Dim, "dim", cfg.Kernels.Dim, "dimension of the kernels comparison")
+	fs.IntVar(&cfg.Kernels.Runs, "runs", cfg.Kernels.Runs, "timed runs per kernel (the median is reported)")
+	return fs
+}
+
+func benchUsage(fs *flag.FlagSet) string {
+	var b strings.Builder
+	b.WriteString("usage: hebb bench <workload> [flags]\n\nworkloads:\n")
+	for _, w := range bench.Workloads {
+		fmt.Fprintf(&b, "  %-8s %s\n", w.Name, w.Help)
+	}
+	b.WriteString("\nWithout --url a local server is started on free ports (hash embedder, no query quota).\n\nflags:\n")
+	out := fs.Output()
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+	return b.String()
+}
+
+// redactSecrets returns args with the values of --key and --admin-token
+// replaced, for the report.
+func redactSecrets(args []string) []string {
+	out := make([]string, len(args))
+	hide := false
+	for i, a := range args {
+		name, _, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		secret := strings.HasPrefix(a, "-") && (name == "key" || name == "admin-token")
+		switch {
+		case hide:
+			out[i], hide = "<redacted>", false
+		case secret && inline:
+			out[i] = a[:strings.Index(a, "=")+1] + "<redacted>"
+		default:
+			out[i], hide = a, secret
+		}
+	}
+	return out
+}
