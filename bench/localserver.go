@@ -40,7 +40,7 @@ func StartLocalServer(ctx context.Context, binary string) (*LocalServer, error) 
 	s := &LocalServer{dir: dir, Key: "mk_live_" + randomToken(24), AdminToken: randomToken(16), exited: make(chan error, 1)}
 	addr := func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }
 	args := []string{"serve", "--data-dir", filepath.Join(dir, "data"), "--http-addr", addr(ports[0]),
-		"--raft-addr", addr(ports[1]), "--gossip-addr", addr(ports[2]), "--embedder", "hash",
+		"--raft-addr", addr(ports[1]), "--gossip-addr", addr(ports[2]), "--chat-addr=", "--embedder", "hash",
 		"--daily-query-quota", "0", "--atom-limit", "0", "--admin-token", s.AdminToken}
 	s.Flags = "--embedder hash --daily-query-quota 0 --atom-limit 0 --admin-token <random> (free loopback ports, temporary data dir)"
 	s.URL = "http://" + addr(ports[0]) + "/api/v1"
