@@ -112,8 +112,9 @@ type metaState struct {
 	orgKeys  map[string][]string         // org ID -> key IDs, sorted
 	usage    usageDay                    // queries counted today, per org
 	nodes    map[string]string           // node ID -> draining | left
-	oauth    oauthState                  // OAuth clients, codes, tokens, signing key
 	chat     chatMetaState               // chat users, sessions, signing key (chat_meta.go)
+	oauth    oauthState                  // OAuth clients, codes, tokens, signing key
+	console  consoleState                // console users, sessions, invitations (console_meta.go)
 }
 
 func newMetaState() *metaState {
@@ -284,8 +285,9 @@ type snapshotV1 struct {
 	Keys         []snapKeyV1       `json:"keys"`
 	Usage        *usageDay         `json:"usage,omitempty"`
 	Nodes        map[string]string `json:"nodes,omitempty"`
-	OAuth        *snapOAuthV1      `json:"oauth,omitempty"`
 	Chat         *snapChatV1       `json:"chat,omitempty"`
+	OAuth        *snapOAuthV1      `json:"oauth,omitempty"`
+	Console      *snapConsoleV1    `json:"console,omitempty"`
 }
 
 type snapOrgV1 struct {
@@ -326,8 +328,9 @@ func (st *metaState) snapshot() snapshotV1 {
 		Keys:         make([]snapKeyV1, 0, len(st.keys)),
 		Usage:        st.usage.clone(),
 		Nodes:        cloneNodes(st.nodes),
-		OAuth:        st.oauth.snapshot(),
 		Chat:         st.chat.snapshot(),
+		OAuth:        st.oauth.snapshot(),
+		Console:      st.console.snapshot(),
 	}
 	for _, id := range slices.Sorted(maps.Keys(st.orgs)) {
 		snap.Orgs = append(snap.Orgs, snapOrgV1{Org: st.orgs[id], Settings: st.settings[id].clone()})
@@ -383,11 +386,16 @@ func restoreV1(data []byte) (*metaState, error) {
 		st.usage = *snap.Usage.clone()
 	}
 	st.nodes = cloneNodes(snap.Nodes)
+	chat, chatErr := restoreChatV1(snap.Chat)
+	if chatErr != nil {
+		return nil, chatErr
+	}
+	st.chat = chat
 	var err error
 	if st.oauth, err = restoreOAuthV1(snap.OAuth); err != nil {
 		return nil, err
 	}
-	if st.chat, err = restoreChatV1(snap.Chat); err != nil {
+	if st.console, err = restoreConsoleV1(snap.Console); err != nil {
 		return nil, err
 	}
 	for _, o := range snap.Orgs {

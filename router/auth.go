@@ -40,7 +40,7 @@ func (s *Server) authenticate(c *call) error {
 		return nil
 	}
 	key, _ := apiKey(c)
-	org, _, err := s.backend.Meta().Authenticate(key)
+	org, keyID, err := s.backend.Meta().Authenticate(key)
 	if err != nil {
 		reason := cluster.ReasonInvalidKey
 		var ae *cluster.AuthError
@@ -54,6 +54,7 @@ func (s *Server) authenticate(c *call) error {
 	}
 	c.org = org
 	c.settings = s.backend.Meta().Settings(org, s.cfg.DefaultPlan)
+	s.noteKeyUse(keyID)
 	return nil
 }
 

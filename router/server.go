@@ -60,6 +60,8 @@ type Config struct {
 	Vault               *vault.Ring // seals vault values; nil: vault answers 503
 	SeparateMetrics     bool        // /metrics is served on its own listener
 	RedirectHosts       []string    // OAuth redirect hosts allowed besides loopback
+	SMTPURL             string      // mail for console invitations (smtp://user:pass@host:port); "" = off
+	MailFrom            string      // sender address of console invitations
 	Logger              *slog.Logger
 }
 
@@ -72,7 +74,8 @@ type Server struct {
 	srv     *fasthttp.Server
 	touch   *toucher
 	quota   *quotas
-	tools   *toolSurface // POST /mcp and its authorization server
+	tools   *toolSurface    // POST /mcp and its authorization server
+	console *consoleSurface // the web console under /console
 }
 
 // New builds the server; Serve starts it.
@@ -162,6 +165,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	v1.GET("/vault/secrets/by-alias/{alias}", s.authed(s.secretByAlias))
 	v1.POST("/orchestration/context", s.authed(s.counted(s.orchestrate)))
 	s.adminRoutes(r)
+	s.consoleRoutes(r)
 	s.toolRoutes(r)
 	if !s.cfg.SeparateMetrics {
 		r.GET("/metrics", MetricsHandler())

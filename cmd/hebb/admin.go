@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,16 +13,86 @@ import (
 	"time"
 )
 
+const adminUsage = `usage:
+  hebb admin remove-node <node_id> [--url URL] [--admin-token TOKEN]
+  hebb admin create-user --email E --password P [--org ORG] [--role owner|member] [--operator] [--url URL] [--admin-token TOKEN]`
+
 // admin runs operator commands against a running node's /admin/v1 API.
 func admin(args []string) error {
-	if len(args) == 0 || args[0] != "remove-node" {
-		return errors.New("usage: hebb admin remove-node <node_id> [--url URL] [--admin-token TOKEN]")
+	if len(args) == 0 {
+		return errors.New(adminUsage)
 	}
+	switch args[0] {
+	case "remove-node":
+		return removeNode(args[1:])
+	case "create-user":
+		return createUser(args[1:])
+	}
+	return errors.New(adminUsage)
+}
+
+// createUser makes a web console user through POST /admin/v1/users. --org
+// names an existing org by ID (org_...), or a new org to create by name;
+// without it the user gets a new org named after the address.
+func createUser(args []string) error {
+	fs := flag.NewFlagSet("admin create-user", flag.ContinueOnError)
+	url := fs.String("url", envOr("HEBB_URL_ADMIN", "http://127.0.0.1:8080"), "base URL of any node")
+	token := fs.String("admin-token", os.Getenv("HEBB_ADMIN_TOKEN"), "the nodes' --admin-token")
+	email := fs.String("email", "", "the user's e-mail address (their sign-in)")
+	password := fs.String("password", os.Getenv("HEBB_USER_PASSWORD"), "the user's password, at least 10 characters (or HEBB_USER_PASSWORD)")
+	org := fs.String("org", "", "an existing org ID (org_...), or the name of a new org")
+	role := fs.String("role", "owner", "owner or member")
+	operator := fs.Bool("operator", false, "the user also sees the console's Cluster page")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *email == "" || *password == "" {
+		return errors.New("create-user needs --email and --password (or HEBB_USER_PASSWORD)")
+	}
+	body := map[string]any{"email": *email, "password": *password, "role": *role, "operator": *operator}
+	if strings.HasPrefix(*org, "org_") {
+		body["org_id"] = *org
+	} else if *org != "" {
+		body["org_name"] = *org
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	out, err := adminCall(http.MethodPost, strings.TrimRight(*url, "/")+"/admin/v1/users", *token, raw, 30*time.Second)
+	if err != nil {
+		return fmt.Errorf("create-user failed: %w", err)
+	}
+	fmt.Println(out)
+	return nil
+}
+
+// adminCall sends one admin request and returns the body of a 200.
+func adminCall(method, url, token string, body []byte, timeout time.Duration) (string, error) {
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("X-Admin-Token", token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: timeout}).Do(req)
+	if err != nil {
+		return "", fmt.Errorf("cannot reach %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%d: %s", resp.StatusCode, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func removeNode(args []string) error {
 	fs := flag.NewFlagSet("admin remove-node", flag.ContinueOnError)
 	url := fs.String("url", envOr("HEBB_URL_ADMIN", "http://127.0.0.1:8080"), "base URL of any node")
 	token := fs.String("admin-token", os.Getenv("HEBB_ADMIN_TOKEN"), "the nodes' --admin-token")
 	var id string
-	rest := args[1:]
+	rest := args
 	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
 		id, rest = rest[0], rest[1:]
 	}

@@ -72,6 +72,7 @@ func serve(args []string) error {
 		PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, EnableReset: cfg.EnableReset,
 		EnableConsolidation: cfg.EnableConsolidation, Logger: log, RedirectHosts: cfg.redirectHosts(),
 		DefaultPlan: cluster.Plan{DailyQueryQuota: cfg.DailyQueryQuota, AtomLimit: cfg.AtomLimit},
+		SMTPURL:     cfg.SMTPURL, MailFrom: cfg.MailFrom,
 	}, cl, emb)
 	cl.SetHTTPHandler(srv.ServeRaw)
 	stopChat, err := serveChat(&cfg, cl, log)

@@ -1,0 +1,340 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hebbdb/hebb/cluster"
+	"github.com/hebbdb/hebb/router/console"
+)
+
+const pw = "correct horse battery"
+
+func mustStatus(t *testing.T, what string, p page, want int) {
+	t.Helper()
+	if p.Status != want {
+		t.Fatalf("%s: status %d, want %d\n%s", what, p.Status, want, mainOf(p.Body))
+	}
+}
+
+func mustContain(t *testing.T, what string, p page, parts ...string) {
+	t.Helper()
+	for _, s := range parts {
+		if !strings.Contains(p.Body, s) {
+			t.Fatalf("%s: page lacks %q\n%s", what, s, mainOf(p.Body))
+		}
+	}
+}
+
+var keyRE = regexp.MustCompile(`<code id="new-key-value">(mk_live_[A-Za-z0-9_-]+)</code>`)
+
+// createKey creates a key in the browser's org and returns it.
+func (b *browser) createKey(label string) string {
+	b.t.Helper()
+	p := b.submit("/console/keys", "/console/keys", url.Values{"label": {label}})
+	mustStatus(b.t, "create key", p, http.StatusOK)
+	m := keyRE.FindStringSubmatch(p.Body)
+	if m == nil {
+		b.t.Fatalf("new key not shown\n%s", p.Body)
+	}
+	return m[1]
+}
+
+func TestSignUpSignInSignOut(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	b := n.browser(t)
+	t.Run("signed out goes to sign-in and back", func(t *testing.T) {
+		p := b.get("/console/keys")
+		mustStatus(t, "keys signed out", p, http.StatusSeeOther)
+		if p.Location != "/console/signin?next=%2Fconsole%2Fkeys" {
+			t.Fatalf("redirect to %q", p.Location)
+		}
+	})
+	t.Run("sign-up validates", func(t *testing.T) {
+		tests := []struct {
+			name, email, pw, pw2, want string
+		}{
+			{"bad email", "nope", pw, pw, "e-mail address"},
+			{"short password", "ann@example.com", "short", "short", "at least 10"},
+			{"passwords differ", "ann@example.com", pw, pw + "x", "differ"},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				p := b.submit("/console/signup", "/console/signup", url.Values{"email": {tc.email}, "password": {tc.pw}, "password2": {tc.pw2}})
+				mustStatus(t, "sign-up", p, http.StatusBadRequest)
+				mustContain(t, "sign-up", p, tc.want)
+			})
+		}
+	})
+	b.signUp("Ann@Example.com", pw, "Ann's lab")
+	t.Run("signed in after sign-up", func(t *testing.T) {
+		p := b.follow("/console")
+		mustStatus(t, "overview", p, http.StatusOK)
+		mustContain(t, "overview", p, "ann@example.com", "Ann&#39;s lab", "Queries today", "Memories stored")
+	})
+	t.Run("cookie attributes", func(t *testing.T) {
+		p := n.browser(t).signIn("ann@example.com", pw)
+		mustStatus(t, "sign-in", p, http.StatusSeeOther)
+		sc := strings.Join(p.Header.Values("Set-Cookie"), "\n")
+		for _, want := range []string{"hebb_console=hcs_", "HttpOnly", "SameSite=Lax", "Path=/"} {
+			if !strings.Contains(sc, want) {
+				t.Fatalf("Set-Cookie lacks %q: %s", want, sc)
+			}
+		}
+	})
+	t.Run("second account with the same address refused", func(t *testing.T) {
+		other := n.browser(t)
+		p := other.submit("/console/signup", "/console/signup", url.Values{"email": {"ann@example.com"}, "password": {pw}, "password2": {pw}})
+		mustStatus(t, "duplicate sign-up", p, http.StatusConflict)
+	})
+	t.Run("wrong password", func(t *testing.T) {
+		other := n.browser(t)
+		p := other.signIn("ann@example.com", "wrong password!")
+		mustStatus(t, "wrong password", p, http.StatusUnauthorized)
+		mustContain(t, "wrong password", p, "do not match")
+	})
+	t.Run("sign out ends the session", func(t *testing.T) {
+		tok := b.cookie("hebb_console")
+		p := b.submit("/console", "/console/signout", nil)
+		mustStatus(t, "sign out", p, http.StatusSeeOther)
+		mustStatus(t, "after sign out", b.get("/console"), http.StatusSeeOther)
+		replay := n.browser(t)
+		u, _ := url.Parse(n.URL)
+		replay.jar.SetCookies(u, []*http.Cookie{{Name: "hebb_console", Value: tok, Path: "/"}})
+		mustStatus(t, "replayed cookie", replay.get("/console"), http.StatusSeeOther)
+	})
+}
+
+func TestSignInRateLimited(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	n.browser(t).signUp("rate@example.com", pw, "")
+	b := n.browser(t)
+	for i := range 5 {
+		mustStatus(t, "failed sign-in", b.signIn("rate@example.com", "wrong password "+string(rune('a'+i))), http.StatusUnauthorized)
+	}
+	p := b.signIn("rate@example.com", pw)
+	mustStatus(t, "sign-in after the limit", p, http.StatusTooManyRequests)
+	mustContain(t, "limited", p, "Too many failed sign-ins")
+}
+
+func TestSessionFixationRefused(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	n.browser(t).signUp("fix@example.com", pw, "")
+	b := n.browser(t)
+	planted := "hcs_attacker-chosen-value-0123456789abcdef"
+	u, _ := url.Parse(n.URL)
+	b.jar.SetCookies(u, []*http.Cookie{{Name: "hebb_console", Value: planted, Path: "/"}})
+	mustStatus(t, "sign-in", b.signIn("fix@example.com", pw), http.StatusSeeOther)
+	got := b.cookie("hebb_console")
+	if got == "" || got == planted {
+		t.Fatalf("session cookie after sign-in: %q", got)
+	}
+	attacker := n.browser(t)
+	attacker.jar.SetCookies(u, []*http.Cookie{{Name: "hebb_console", Value: planted, Path: "/"}})
+	mustStatus(t, "planted cookie", attacker.get("/console"), http.StatusSeeOther)
+	mustStatus(t, "victim", b.get("/console"), http.StatusOK)
+}
+
+func TestCSRFRefused(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	b := n.browser(t)
+	b.signUp("csrf@example.com", pw, "")
+	tok := b.csrf("/console/keys")
+	keys := func() int { return len(n.cl.Meta().Keys(orgOf(t, n, "csrf@example.com"))) }
+	before := keys()
+	tests := []struct {
+		name    string
+		form    url.Values
+		headers []string
+	}{
+		{"no token", url.Values{"label": {"x"}}, nil},
+		{"wrong token", url.Values{"label": {"x"}, "csrf": {"forged"}}, nil},
+		{"cross-site fetch", url.Values{"label": {"x"}, "csrf": {tok}}, []string{"Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example"}},
+		{"cross-site fetch, no origin", url.Values{"label": {"x"}, "csrf": {tok}}, []string{"Sec-Fetch-Site", "cross-site", "Origin", ""}},
+		{"foreign origin", url.Values{"label": {"x"}, "csrf": {tok}}, []string{"Sec-Fetch-Site", "", "Origin", "https://evil.example"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := b.post("/console/keys", tc.form, tc.headers...)
+			mustStatus(t, tc.name, p, http.StatusForbidden)
+		})
+	}
+	t.Run("signed-out forms need their token", func(t *testing.T) {
+		other := n.browser(t)
+		p := other.post("/console/signin", url.Values{"email": {"csrf@example.com"}, "password": {pw}})
+		mustStatus(t, "sign-in without token", p, http.StatusForbidden)
+	})
+	if after := keys(); after != before {
+		t.Fatalf("a refused request created a key: %d -> %d", before, after)
+	}
+	p := b.post("/console/keys", url.Values{"label": {"ok"}, "csrf": {tok}})
+	mustStatus(t, "with the token", p, http.StatusOK)
+}
+
+// mainOf is the <main> of a page (the whole body when it has none), for
+// failure messages.
+func mainOf(body string) string {
+	if i := strings.Index(body, "<main"); i >= 0 {
+		body = body[i:]
+	}
+	if len(body) > 2500 {
+		body = body[:2500]
+	}
+	return body
+}
+
+func orgNamed(t *testing.T, n *node, name string) string {
+	t.Helper()
+	for _, o := range n.cl.Meta().Orgs() {
+		if o.Name == name {
+			return o.ID
+		}
+	}
+	t.Fatalf("no org %s", name)
+	return ""
+}
+
+func orgOf(t *testing.T, n *node, email string) string {
+	t.Helper()
+	u, ok := n.cl.Meta().ConsoleUserByEmail(email)
+	if !ok {
+		t.Fatalf("no user %s", email)
+	}
+	return u.Orgs[0].OrgID
+}
+
+func TestKeysAndCrossOrgAccess(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	a, bob := n.browser(t), n.browser(t)
+	a.signUp("a@example.com", pw, "A")
+	bob.signUp("b@example.com", pw, "B")
+	key := a.createKey("laptop")
+	st, out := n.api(key, http.MethodPost, "/memory/write", map[string]any{"content": "A's private plan"})
+	if st != http.StatusOK {
+		t.Fatalf("write with the new key: %d %v", st, out)
+	}
+	atomID, _ := out["atom_id"].(string)
+	keyID := ""
+	for _, k := range n.cl.Meta().Keys(orgOf(t, n, "a@example.com")) {
+		if k.Label == "laptop" {
+			keyID = k.KeyID
+		}
+	}
+	t.Run("key listed with last use", func(t *testing.T) {
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if _, ok := n.cl.Meta().ConsoleKeyLastUsed(keyID); ok {
+				break
+			}
+		}
+		p := a.follow("/console/keys")
+		mustContain(t, "keys", p, "laptop", keyID)
+		if strings.Contains(p.Body, `<span class="muted">never</span>`) {
+			t.Fatal("the key's use is not shown")
+		}
+		if strings.Contains(p.Body, key) {
+			t.Fatal("raw key shown again")
+		}
+	})
+	t.Run("other org cannot revoke the key", func(t *testing.T) {
+		p := bob.submit("/console/keys", "/console/keys/"+keyID+"/revoke", nil)
+		mustStatus(t, "foreign revoke", p, http.StatusNotFound)
+		if st, _ := n.api(key, http.MethodGet, "/memory/stats", nil); st != http.StatusOK {
+			t.Fatalf("key stopped working: %d", st)
+		}
+	})
+	t.Run("other org cannot see the memory", func(t *testing.T) {
+		mustStatus(t, "foreign atom", bob.follow("/console/memories/"+atomID), http.StatusNotFound)
+		mustStatus(t, "foreign delete", bob.submit("/console", "/console/memories/"+atomID+"/delete",
+			url.Values{"confirm": {"yes"}}), http.StatusSeeOther)
+		mustStatus(t, "atom still there", a.follow("/console/memories/"+atomID), http.StatusOK)
+		if p := bob.follow("/console/memories"); strings.Contains(p.Body, "private plan") {
+			t.Fatal("B's feed shows A's memory")
+		}
+	})
+	t.Run("revoke", func(t *testing.T) {
+		p := a.submit("/console/keys", "/console/keys/"+keyID+"/revoke", nil)
+		mustStatus(t, "revoke", p, http.StatusSeeOther)
+		st, out := n.api(key, http.MethodGet, "/memory/stats", nil)
+		if st != http.StatusUnauthorized {
+			t.Fatalf("revoked key: %d %v", st, out)
+		}
+	})
+}
+
+func TestAdminCreateUser(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	tests := []struct {
+		name string
+		body map[string]any
+		want int
+	}{
+		{"owner of the default org", map[string]any{"email": "op@example.com", "password": pw, "org_id": n.OrgID, "operator": true}, 200},
+		{"unknown org", map[string]any{"email": "x@example.com", "password": pw, "org_id": "org_nope"}, 404},
+		{"short password", map[string]any{"email": "y@example.com", "password": "short"}, 400},
+		{"taken without org", map[string]any{"email": "op@example.com", "password": pw}, 409},
+		{"new org", map[string]any{"email": "z@example.com", "password": pw, "org_name": "Zed"}, 200},
+		{"existing user joins an org", map[string]any{"email": "z@example.com", "password": pw, "org_id": n.OrgID, "role": "member"}, 200},
+		{"unknown field", map[string]any{"email": "w@example.com", "password": pw, "nope": 1}, 400},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if st, out := n.admin(http.MethodPost, "/admin/v1/users", tc.body); st != tc.want {
+				t.Fatalf("status %d, want %d: %v", st, tc.want, out)
+			}
+		})
+	}
+	u, _ := n.cl.Meta().ConsoleUserByEmail("z@example.com")
+	if u.Role(n.OrgID) != cluster.ConsoleRoleMember || len(u.Orgs) != 2 {
+		t.Fatalf("memberships: %+v", u.Orgs)
+	}
+	b := n.browser(t)
+	mustStatus(t, "operator signs in", b.signIn("op@example.com", pw), http.StatusSeeOther)
+	p := b.follow("/console/cluster")
+	mustStatus(t, "cluster page", p, http.StatusOK)
+	mustContain(t, "cluster page", p, "Nodes", "Groups")
+	member := n.browser(t)
+	member.signIn("z@example.com", pw)
+	mustStatus(t, "cluster page for a non-operator", member.follow("/console/cluster"), http.StatusNotFound)
+	t.Run("a member cannot change the org", func(t *testing.T) {
+		// z@example.com leaves its own org, so it signs in to the default
+		// org, where it is a member.
+		for _, o := range u.Orgs {
+			if o.OrgID == n.OrgID {
+				continue
+			}
+			if _, err := console.SetRole(context.Background(), n.cl, u.ID, o.OrgID, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m := n.browser(t)
+		mustStatus(t, "member signs in", m.signIn("z@example.com", pw), http.StatusSeeOther)
+		mustContain(t, "member", m.follow("/console/settings"), "Only an owner can change settings.")
+		mustStatus(t, "member creates a key", m.submit("/console/keys", "/console/keys", url.Values{"label": {"x"}}), http.StatusForbidden)
+		mustStatus(t, "member hides", m.submit("/console/settings", "/console/settings", url.Values{"hide_replaced": {"on"}}), http.StatusForbidden)
+	})
+	t.Run("switch org", func(t *testing.T) {
+		mustStatus(t, "become owner of Zed again", func() page {
+			st, out := n.admin(http.MethodPost, "/admin/v1/users", map[string]any{"email": "z@example.com", "password": pw,
+				"org_id": orgNamed(t, n, "Zed"), "role": "owner"})
+			return page{Status: st, Body: fmt.Sprint(out)}
+		}(), http.StatusOK)
+		m := n.browser(t)
+		m.signIn("z@example.com", pw)
+		p := m.submit("/console", "/console/org", url.Values{"org_id": {orgNamed(t, n, "Zed")}})
+		mustStatus(t, "switch", p, http.StatusSeeOther)
+		mustContain(t, "switched", m.follow("/console/settings"), `id="save-settings"`)
+		mustStatus(t, "switch to a foreign org", m.submit("/console", "/console/org", url.Values{"org_id": {"org_nope"}}), http.StatusNotFound)
+	})
+}

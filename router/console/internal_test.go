@@ -1,0 +1,116 @@
+package console
+
+import (
+	"net/mail"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+func TestPasswords(t *testing.T) {
+	h, err := HashPassword("a fine password")
+	if err != nil || !strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$") {
+		t.Fatalf("hash %q %v", h, err)
+	}
+	bc, _ := bcrypt.GenerateFromPassword([]byte("a fine password"), bcrypt.MinCost)
+	tests := []struct {
+		name, hash, pw string
+		ok             bool
+		bad            bool
+	}{
+		{"argon2id right", h, "a fine password", true, false},
+		{"argon2id wrong", h, "a fine passwor", false, false},
+		{"bcrypt right", string(bc), "a fine password", true, false},
+		{"bcrypt wrong", string(bc), "nope", false, false},
+		{"unknown scheme", "$scrypt$x", "a", false, true},
+		{"absurd cost", "$argon2id$v=19$m=99999999,t=2,p=1$c2FsdA$aGFzaGhhc2hoYXNoaGFzaA", "a", false, true},
+		{"empty", "", "a", false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ok, err := VerifyPassword(tc.hash, tc.pw)
+			if ok != tc.ok || (err != nil) != tc.bad {
+				t.Fatalf("got %v %v", ok, err)
+			}
+		})
+	}
+}
+
+func TestSafeNext(t *testing.T) {
+	f := func(in, want string) {
+		t.Helper()
+		if got := safeNext(in); got != want {
+			t.Fatalf("safeNext(%q) = %q, want %q", in, got, want)
+		}
+	}
+	f("", "/console")
+	f("/console/keys", "/console/keys")
+	f("/oauth/authorize?client_id=x", "/oauth/authorize?client_id=x")
+	f("//evil.example/x", "/console")
+	f("/\\evil.example", "/console")
+	f("https://evil.example", "/console")
+	f("/console\r\nSet-Cookie: x", "/console")
+}
+
+func TestLimiter(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := newLimiter(func() time.Time { return now })
+	for range 3 {
+		l.add("k")
+	}
+	if b, _ := l.blocked("k", 3); !b {
+		t.Fatal("not blocked at the limit")
+	}
+	if b, _ := l.blocked("k", 4); b {
+		t.Fatal("blocked under the limit")
+	}
+	now = now.Add(limitWindow)
+	if b, _ := l.blocked("k", 3); b {
+		t.Fatal("still blocked after the window")
+	}
+	l.add("k")
+	l.reset("k")
+	if b, _ := l.blocked("k", 1); b {
+		t.Fatal("blocked after reset")
+	}
+}
+
+func TestMessageHeadersCannotBeInjected(t *testing.T) {
+	from, _ := mail.ParseAddress("hebb <noreply@hebb.test>")
+	to, _ := mail.ParseAddress("bob@example.com")
+	msg, err := buildMessage(from, to, "hi\r\nBcc: eve@example.com", "text", "<p>html</p>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mail.ReadMessage(strings.NewReader(string(msg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Header.Get("Bcc") != "" || !strings.Contains(m.Header.Get("Content-Type"), "multipart/alternative") {
+		t.Fatalf("headers: %v", m.Header)
+	}
+}
+
+func TestSMTPURL(t *testing.T) {
+	tests := []struct {
+		url, from string
+		ok        bool
+		addr      string
+	}{
+		{"smtp://u:p@mail.example.com:587", "hebb <a@b.c>", true, "mail.example.com:587"},
+		{"smtps://mail.example.com", "a@b.c", true, "mail.example.com:465"},
+		{"smtp://mail.example.com", "", false, ""},
+		{"http://mail.example.com", "a@b.c", false, ""},
+		{"smtp://mail.example.com", "not an address", false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.url, func(t *testing.T) {
+			m, err := newSMTPMailer(tc.url, tc.from, "localhost")
+			if (err == nil) != tc.ok || (tc.ok && m.addr != tc.addr) {
+				t.Fatalf("got %+v %v", m, err)
+			}
+		})
+	}
+}

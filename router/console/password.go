@@ -1,0 +1,88 @@
+package console
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/argon2"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// argon2id parameters (the OWASP baseline: 19 MiB, 2 passes, 1 lane).
+// A stored hash carries its own, so they can be raised later.
+var argonParams = struct {
+	memory  uint32 // KiB
+	time    uint32
+	threads uint8
+}{memory: 19 * 1024, time: 2, threads: 1}
+
+// Password bounds.
+const (
+	minPassword = 10
+	maxPassword = 200
+)
+
+// checkPassword tells what is wrong with a new password, or "".
+func checkPassword(pw string) string {
+	switch n := utf8.RuneCountInString(pw); {
+	case n < minPassword:
+		return fmt.Sprintf("Use at least %d characters.", minPassword)
+	case len(pw) > maxPassword:
+		return fmt.Sprintf("Use at most %d characters.", maxPassword)
+	}
+	return ""
+}
+
+// HashPassword returns the argon2id hash of pw as a PHC string.
+func HashPassword(pw string) (string, error) {
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return "", fmt.Errorf("cannot draw a salt: %w", err)
+	}
+	p := argonParams
+	key := argon2.IDKey([]byte(pw), salt, p.time, p.memory, p.threads, 32)
+	enc := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.memory, p.time, p.threads,
+		enc.EncodeToString(salt), enc.EncodeToString(key)), nil
+}
+
+// VerifyPassword reports whether pw matches hash (argon2id PHC or bcrypt).
+func VerifyPassword(hash, pw string) (bool, error) {
+	if strings.HasPrefix(hash, "$2a$") || strings.HasPrefix(hash, "$2b$") || strings.HasPrefix(hash, "$2y$") {
+		err := bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw))
+		return err == nil, nil
+	}
+	parts := strings.Split(hash, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false, ErrBadPasswordHash
+	}
+	var version int
+	var mem, iters uint32
+	var threads uint8
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return false, ErrBadPasswordHash
+	}
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &mem, &iters, &threads); err != nil || mem == 0 || iters == 0 ||
+		threads == 0 || mem > 1<<22 || iters > 64 {
+		return false, ErrBadPasswordHash
+	}
+	enc := base64.RawStdEncoding
+	salt, err1 := enc.DecodeString(parts[4])
+	want, err2 := enc.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || len(want) < 16 || len(want) > 64 {
+		return false, ErrBadPasswordHash
+	}
+	got := argon2.IDKey([]byte(pw), salt, iters, mem, threads, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1, nil
+}
+
+// dummyHash is verified against when an e-mail address is unknown, so a
+// sign-in takes as long whether or not the account exists.
+var dummyHash = func() string {
+	h, _ := HashPassword("not a password of anyone")
+	return h
+}()

@@ -1,0 +1,169 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hebbdb/hebb/cluster"
+)
+
+// authForm is the data of the sign-in and sign-up pages.
+type authForm struct {
+	Email   string
+	OrgName string
+	Next    string
+}
+
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func (c *Console) signInPage(w http.ResponseWriter, r *http.Request, v *view) {
+	next := safeNext(r.URL.Query().Get("next"))
+	if v.Me != nil {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	v.Title, v.Data = "Sign in", authForm{Next: next, Email: r.URL.Query().Get("email")}
+	c.render(w, http.StatusOK, "signin", v)
+}
+
+// signIn checks the password, within the rate limits, and starts a new
+// session.
+func (c *Console) signIn(w http.ResponseWriter, r *http.Request, v *view) {
+	form := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), Next: safeNext(r.PostFormValue("next"))}
+	v.Title, v.Data = "Sign in", form
+	emailKey, addrKey := "e:"+cluster.NormalizeEmail(form.Email), "a:"+clientAddr(r)
+	if wait, ok := c.limited(emailKey, maxEmailFails, addrKey, maxAddressFails); ok {
+		v.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", span(wait+time.Minute))
+		c.render(w, http.StatusTooManyRequests, "signin", v)
+		return
+	}
+	u, found := c.b.Meta().ConsoleUserByEmail(form.Email)
+	hash := dummyHash
+	if found {
+		hash = u.PasswordHash
+	}
+	ok, err := VerifyPassword(hash, r.PostFormValue("password"))
+	if err != nil {
+		c.log.Error("console: stored password hash unreadable", "user", u.ID, "err", err)
+	}
+	if !found || !ok || len(u.Orgs) == 0 {
+		c.limits.add(emailKey)
+		c.limits.add(addrKey)
+		v.Error = "That e-mail address and password do not match."
+		c.render(w, http.StatusUnauthorized, "signin", v)
+		return
+	}
+	c.limits.reset(emailKey)
+	if err := c.startSession(r.Context(), w, r, u.ID, u.Orgs[0].OrgID); err != nil {
+		c.log.Error("console: cannot start session", "err", err)
+		c.fail(w, r, v, http.StatusServiceUnavailable, "The service is unavailable; try again in a moment.")
+		return
+	}
+	http.Redirect(w, r, form.Next, http.StatusSeeOther)
+}
+
+// limited reports whether any of the (key, max) pairs is over its limit,
+// and how long until it is not.
+func (c *Console) limited(pairs ...any) (time.Duration, bool) {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if b, wait := c.limits.blocked(pairs[i].(string), pairs[i+1].(int)); b {
+			return wait, true
+		}
+	}
+	return 0, false
+}
+
+func (c *Console) signUpPage(w http.ResponseWriter, r *http.Request, v *view) {
+	next := safeNext(r.URL.Query().Get("next"))
+	if v.Me != nil {
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
+	}
+	v.Title, v.Data = "Create your account", authForm{Next: next, Email: r.URL.Query().Get("email")}
+	c.render(w, http.StatusOK, "signup", v)
+}
+
+// signUp creates a user who owns a new org, and signs them in.
+func (c *Console) signUp(w http.ResponseWriter, r *http.Request, v *view) {
+	form := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), OrgName: strings.TrimSpace(r.PostFormValue("org_name")),
+		Next: safeNext(r.PostFormValue("next"))}
+	v.Title, v.Data = "Create your account", form
+	addrKey := "s:" + clientAddr(r)
+	if wait, ok := c.limited(addrKey, maxSignUps); ok {
+		v.Error = fmt.Sprintf("Too many accounts created from here. Try again in %s.", span(wait+time.Minute))
+		c.render(w, http.StatusTooManyRequests, "signup", v)
+		return
+	}
+	if len(form.OrgName) > 200 {
+		v.Error = "Keep the workspace name under 200 characters."
+		c.render(w, http.StatusBadRequest, "signup", v)
+		return
+	}
+	if pw := r.PostFormValue("password"); pw != r.PostFormValue("password2") {
+		v.Error = "The two passwords differ."
+		c.render(w, http.StatusBadRequest, "signup", v)
+		return
+	}
+	u, err := CreateUser(r.Context(), c.b, NewUser{Email: form.Email, Password: r.PostFormValue("password"), OrgName: form.OrgName})
+	switch {
+	case errors.Is(err, ErrInvalidUser):
+		v.Error = strings.TrimPrefix(err.Error(), ErrInvalidUser.Error()+": ")
+		c.render(w, http.StatusBadRequest, "signup", v)
+		return
+	case errors.Is(err, ErrEmailTaken):
+		v.Error = "An account with this e-mail address exists. Sign in instead."
+		c.render(w, http.StatusConflict, "signup", v)
+		return
+	case err != nil:
+		c.log.Error("console: sign-up failed", "err", err)
+		c.fail(w, r, v, http.StatusServiceUnavailable, "The service is unavailable; try again in a moment.")
+		return
+	}
+	c.limits.add(addrKey)
+	if err := c.startSession(r.Context(), w, r, u.ID, u.Orgs[0].OrgID); err != nil {
+		c.log.Error("console: cannot start session", "err", err)
+		c.fail(w, r, v, http.StatusServiceUnavailable, "The service is unavailable; try again in a moment.")
+		return
+	}
+	c.flash(w, "Welcome to hebb. Create an API key to connect your first agent.")
+	http.Redirect(w, r, form.Next, http.StatusSeeOther)
+}
+
+func (c *Console) signOut(w http.ResponseWriter, r *http.Request, v *view) {
+	_, err := c.metaResult(r.Context(), cluster.EncodeConsoleSignOut(cluster.ConsoleSignOut{Hash: hashToken(v.token),
+		Now: time.Now().UTC()}))
+	if err != nil {
+		c.log.Warn("console: sign-out not recorded", "err", err)
+	}
+	c.clearSession(w)
+	c.redirect(w, r, Base+"/signin", "You are signed out.")
+}
+
+// switchOrg starts a session in another org of the user.
+func (c *Console) switchOrg(w http.ResponseWriter, r *http.Request, v *view) {
+	org := r.PostFormValue("org_id")
+	ok := false
+	for _, o := range v.Me.Orgs {
+		ok = ok || o.ID == org
+	}
+	if !ok {
+		c.fail(w, r, v, http.StatusNotFound, "You are not a member of that workspace.")
+		return
+	}
+	if err := c.startSession(r.Context(), w, r, v.Me.UserID, org); err != nil {
+		c.log.Error("console: cannot switch org", "err", err)
+		c.fail(w, r, v, http.StatusServiceUnavailable, "The service is unavailable; try again in a moment.")
+		return
+	}
+	c.redirect(w, r, Base, "")
+}
