@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	hebbclient "github.com/hebbdb/hebb/client"
 	"golang.org/x/oauth2"
 )
 
@@ -155,6 +157,16 @@ func TestMCPSurfaces(t *testing.T) {
 	remote := remoteSession(t, n, key)
 
 	ids := map[string]string{"rest": n.write(key, "Written through REST: the staging database is read-only on Fridays")}
+	lib, err := hebbclient.New("http://"+n.httpAddr+"/api/v1", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	wr, err := lib.Write(ctx, hebbclient.WriteRequest{Content: "Written through the Go client library: on-call rotates every Monday"})
+	if err != nil || wr.AtomID == nil {
+		t.Fatalf("client library write: %+v, %v", wr, err)
+	}
+	ids["client"] = *wr.AtomID
 	for surface, cs := range map[string]*mcp.ClientSession{"stdio": stdio, "remote": remote} {
 		w := mustTool(t, cs, "memory_write", map[string]any{
 			"content": "Written through the " + surface + " tool: release notes go in CHANGELOG.md"})
@@ -171,8 +183,11 @@ func TestMCPSurfaces(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range ids {
+	for writer, id := range ids {
 		n.mustGet(key, id) // REST sees every surface's atom
+		if a, err := lib.Atom(ctx, id); err != nil || a.AtomID != id {
+			t.Errorf("the client library does not see the atom written through %s: %v", writer, err)
+		}
 	}
 	if r := mustTool(t, stdio, "memory_read", map[string]any{"query": "staging database read-only Fridays"}); !strings.Contains(fmt.Sprint(r["items"]), ids["rest"]) {
 		t.Errorf("stdio memory_read misses the REST atom: %v", r)
