@@ -15,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/hebbdb/hebb/cluster"
+	"github.com/hebbdb/hebb/router/console"
 	"github.com/hebbdb/hebb/router/mcptools"
 	"github.com/hebbdb/hebb/router/oauth"
 )
@@ -45,12 +46,17 @@ type mcpIdentity struct {
 type mcpIdentityKey struct{}
 
 // toolRoutes mounts POST /mcp, the authorization server under /oauth and
-// the discovery documents under /.well-known.
+// the discovery documents under /.well-known. People authorize the
+// connector through their console sessions, on pages in the console's
+// layout (consoleRoutes runs first).
 func (s *Server) toolRoutes(r *frouter.Router) {
 	public := strings.TrimRight(s.cfg.PublicURL, "/")
 	t := &toolSurface{schemas: mcp.NewSchemaCache()}
-	t.oauth = oauth.New(oauth.Config{Issuer: public, Resource: public + "/mcp", RedirectHosts: s.cfg.RedirectHosts,
-		Logger: s.log}, s.backend)
+	cfg := oauth.Config{Issuer: public, Resource: public + "/mcp", RedirectHosts: s.cfg.RedirectHosts, Logger: s.log}
+	if s.console != nil && s.console.c != nil {
+		cfg.Session, cfg.SignInURL, cfg.Render = s.consoleSession, console.SignInPath, s.console.c.Page
+	}
+	t.oauth = oauth.New(cfg, s.backend)
 	t.mcp = mcp.NewStreamableHTTPHandler(s.mcpServer, &mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true,
 		// Callers authenticate with a bearer token, never ambient
 		// credentials, so DNS rebinding gains nothing.

@@ -3,14 +3,18 @@ package router_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,56 +24,137 @@ import (
 
 const mcpRedirect = "http://127.0.0.1:47601/callback"
 
-// noRedirect is an HTTP client that shows redirects instead of following.
-var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-
 var (
 	mcpHiddenRE = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value="([^"]*)">`)
 	mcpTicketRE = regexp.MustCompile(`name="ticket" value="([^"]+)"`)
+	mcpCSRFRE   = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 )
 
-// signInAndConsent plays the account owner in a browser: it opens the
-// authorization URL, submits the sign-in form with key, then the consent
-// form, and returns the redirect's query.
-func signInAndConsent(authURL, key string) (url.Values, error) {
-	res, err := noRedirect.Get(authURL)
+// consoleLook is in every page rendered in the console's layout.
+const consoleLook = `href="/console/static/console.css`
+
+// oauthBrowser is a person's browser: it keeps cookies and shows redirects
+// instead of following them.
+type oauthBrowser struct {
+	http    *http.Client
+	consent string // the last consent page it was shown
+}
+
+func newOAuthBrowser() *oauthBrowser {
+	jar, _ := cookiejar.New(nil)
+	return &oauthBrowser{http: &http.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// shownPage is one answer the browser was shown.
+type shownPage struct {
+	status   int
+	location string
+	body     string
+}
+
+func (b *oauthBrowser) send(req *http.Request) (shownPage, error) {
+	res, err := b.http.Do(req)
+	if err != nil {
+		return shownPage{}, err
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	return shownPage{status: res.StatusCode, location: res.Header.Get("Location"), body: string(body)}, err
+}
+
+func (b *oauthBrowser) get(u string) (shownPage, error) {
+	req, _ := http.NewRequest("GET", u, nil)
+	return b.send(req)
+}
+
+func (b *oauthBrowser) post(u string, form url.Values) (shownPage, error) {
+	req, _ := http.NewRequest("POST", u, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return b.send(req)
+}
+
+// signInFunc signs the person in from the console's sign-in page at
+// signInURL (which returns to the authorization URL authURL) and returns
+// the page shown afterwards.
+type signInFunc func(b *oauthBrowser, authURL, signInURL string) (shownPage, error)
+
+// withKey takes the API-key fallback of the authorization step and signs
+// in with key.
+func withKey(key string) signInFunc {
+	return func(b *oauthBrowser, authURL, _ string) (shownPage, error) {
+		p, err := b.get(authURL + "&signin=key")
+		if err != nil || p.status != 200 || !strings.Contains(p.body, consoleLook) || !strings.Contains(p.body, "Use an API key instead") {
+			return p, fmt.Errorf("key sign-in page: %v %d %s", err, p.status, p.body)
+		}
+		form := url.Values{"api_key": {key}}
+		for _, m := range mcpHiddenRE.FindAllStringSubmatch(p.body, -1) {
+			form.Set(m[1], html.UnescapeString(m[2]))
+		}
+		return b.post(strings.SplitN(authURL, "?", 2)[0], form)
+	}
+}
+
+// withPassword signs in to the console with e-mail and password and
+// follows the console back to the authorization URL.
+func withPassword(email, password string) signInFunc {
+	return func(b *oauthBrowser, authURL, signInURL string) (shownPage, error) {
+		p, err := b.get(signInURL)
+		m := mcpCSRFRE.FindStringSubmatch(p.body)
+		if err != nil || p.status != 200 || m == nil {
+			return p, fmt.Errorf("console sign-in page: %v %d %s", err, p.status, p.body)
+		}
+		u, _ := url.Parse(signInURL)
+		p, err = b.post(u.String(), url.Values{"csrf": {m[1]}, "email": {email}, "password": {password},
+			"next": {u.Query().Get("next")}})
+		if err != nil || p.status != http.StatusSeeOther {
+			return p, fmt.Errorf("console sign-in: %v %d %s", err, p.status, p.body)
+		}
+		back, _ := u.Parse(p.location)
+		if back.String() != authURL {
+			return p, fmt.Errorf("console sign-in returned to %q, want %q", back, authURL)
+		}
+		return b.get(back.String())
+	}
+}
+
+// authorize plays the person in the browser: it opens the authorization
+// URL, signs in with signIn when sent to the console's sign-in, approves on
+// the consent page and returns the redirect's query.
+func (b *oauthBrowser) authorize(authURL string, signIn signInFunc) (url.Values, error) {
+	p, err := b.get(authURL)
 	if err != nil {
 		return nil, err
 	}
-	page, _ := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	if res.StatusCode != 200 {
-		return nil, fmt.Errorf("authorize page: %d %s", res.StatusCode, page)
+	if p.status == http.StatusFound {
+		u, _ := url.Parse(authURL)
+		to, _ := u.Parse(p.location)
+		if to.Path != "/console/signin" || to.Query().Get("next") != u.RequestURI() {
+			return nil, fmt.Errorf("authorize sent the browser to %q", p.location)
+		}
+		if p, err = signIn(b, authURL, to.String()); err != nil {
+			return nil, err
+		}
 	}
-	form := url.Values{"api_key": {key}}
-	for _, m := range mcpHiddenRE.FindAllStringSubmatch(string(page), -1) {
-		form.Set(m[1], htmlUnescape(m[2]))
+	m := mcpTicketRE.FindStringSubmatch(p.body)
+	if p.status != 200 || m == nil || !strings.Contains(p.body, consoleLook) {
+		return nil, fmt.Errorf("consent page: %d %s", p.status, p.body)
 	}
-	action := strings.SplitN(authURL, "?", 2)[0]
-	res, err = noRedirect.PostForm(action, form)
+	b.consent = p.body
+	p, err = b.post(strings.SplitN(authURL, "?", 2)[0], url.Values{"step": {"consent"}, "ticket": {m[1]}, "decision": {"allow"}})
 	if err != nil {
 		return nil, err
 	}
-	page, _ = io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	m := mcpTicketRE.FindStringSubmatch(string(page))
-	if res.StatusCode != 200 || m == nil {
-		return nil, fmt.Errorf("sign-in: %d %s", res.StatusCode, page)
-	}
-	res, err = noRedirect.PostForm(action, url.Values{"step": {"consent"}, "ticket": {m[1]}, "decision": {"allow"}})
-	if err != nil {
-		return nil, err
-	}
-	_ = res.Body.Close()
-	loc, err := url.Parse(res.Header.Get("Location"))
-	if err != nil || res.StatusCode != http.StatusSeeOther {
-		return nil, fmt.Errorf("consent: %d %q", res.StatusCode, res.Header.Get("Location"))
+	loc, err := url.Parse(p.location)
+	if err != nil || p.status != http.StatusSeeOther || !strings.HasPrefix(p.location, mcpRedirect) {
+		return nil, fmt.Errorf("consent: %d %q %s", p.status, p.location, p.body)
 	}
 	return loc.Query(), nil
 }
 
-func htmlUnescape(s string) string {
-	return strings.NewReplacer("&amp;", "&", "&#43;", "+", "&#34;", `"`, "&#39;", "'", "&lt;", "<", "&gt;", ">").Replace(s)
+// signInAndConsent authorizes in a new browser with key.
+func signInAndConsent(authURL, key string) (url.Values, error) {
+	return newOAuthBrowser().authorize(authURL, withKey(key))
 }
 
 // recordingSource is the client's token source: it records every token and
@@ -107,8 +192,8 @@ func (r *recordingSource) all() []*oauth2.Token {
 
 // mcpOAuthClient connects the go-sdk client to the connector with the
 // whole OAuth chain: 401, discovery, registration, PKCE authorization (the
-// forms submitted with key), token.
-func mcpOAuthClient(t *testing.T, baseURL, key string) (*mcp.ClientSession, *recordingSource) {
+// person in browser b signs in with signIn and approves), token.
+func mcpOAuthClient(t *testing.T, baseURL string, b *oauthBrowser, signIn signInFunc) (*mcp.ClientSession, *recordingSource) {
 	t.Helper()
 	src := &recordingSource{}
 	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
@@ -117,7 +202,7 @@ func mcpOAuthClient(t *testing.T, baseURL, key string) (*mcp.ClientSession, *rec
 			GrantTypes: []string{"authorization_code", "refresh_token"}}},
 		RequestRefreshToken: true,
 		AuthorizationCodeFetcher: func(_ context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-			q, err := signInAndConsent(args.URL, key)
+			q, err := b.authorize(args.URL, signIn)
 			if err != nil {
 				return nil, err
 			}
@@ -202,7 +287,11 @@ func TestMCPRemoteOAuthChain(t *testing.T) {
 		}
 	}
 
-	cs, src := mcpOAuthClient(t, ts.URL, ts.Key)
+	b := newOAuthBrowser()
+	cs, src := mcpOAuthClient(t, ts.URL, b, withKey(ts.Key))
+	if !strings.Contains(b.consent, "with its API key") || !strings.Contains(b.consent, ts.OrgID) {
+		t.Errorf("consent page after the key sign-in:\n%s", b.consent)
+	}
 	w := mcpTool(t, cs, "memory_write", map[string]any{"content": "The deploy window is Tuesday 14:00 UTC", "domain": "ops"})
 	id, _ := w["atom_id"].(string)
 	if w["stored"] != true || id == "" {
@@ -245,6 +334,46 @@ func TestMCPRemoteOAuthChain(t *testing.T) {
 	}
 }
 
+// TestMCPRemoteConsoleSession: a person with a console user authorizes
+// the connector without any API key — sent to the console's sign-in and
+// back, approving on the console-styled consent page — and the tokens
+// reach the org of the session.
+func TestMCPRemoteConsoleSession(t *testing.T) {
+	ts := newTestServer(t)
+	org, orgKey := ts.newOrg("Ada Labs")
+	const email, password = "ada@example.com", "correct horse battery"
+	mustStatus(t, ts.admin("POST", "/admin/v1/users", map[string]any{"email": email, "password": password, "org_id": org}), 200)
+
+	b := newOAuthBrowser()
+	cs, _ := mcpOAuthClient(t, ts.URL, b, withPassword(email, password))
+	for _, want := range []string{email, "Ada Labs (" + org + ")", "Allow Test Agent?", "(memory:write)", ">Approve<",
+		">Deny<", "signin=key"} {
+		if !strings.Contains(b.consent, want) {
+			t.Errorf("consent page lacks %q:\n%s", want, b.consent)
+		}
+	}
+	w := mcpTool(t, cs, "memory_write", map[string]any{"content": "Ada prefers tabs over spaces", "domain": "prefs"})
+	id, _ := w["atom_id"].(string)
+	if w["stored"] != true || id == "" {
+		t.Fatalf("memory_write: %v", w)
+	}
+	if r := ts.do("GET", "/memory/atoms/"+id, orgKey, nil); r.Status != 200 {
+		t.Errorf("the session's org does not see the tool's atom: %d %s", r.Status, r.Raw)
+	}
+	if r := ts.do("GET", "/memory/atoms/"+id, ts.Key, nil); r.Status != 404 {
+		t.Errorf("another org sees the tool's atom: %d", r.Status)
+	}
+
+	// Signed in already: the next authorization goes straight to consent.
+	authURL, _, _ := rawAuthURL(t, ts, "memory:read")
+	q, err := b.authorize(authURL, func(*oauthBrowser, string, string) (shownPage, error) {
+		return shownPage{}, errors.New("sent to sign in again")
+	})
+	if err != nil || q.Get("code") == "" {
+		t.Errorf("second authorization: %v %v", err, q)
+	}
+}
+
 func containsAtom(items any, id string) bool {
 	l, _ := items.([]any)
 	for _, it := range l {
@@ -255,9 +384,10 @@ func containsAtom(items any, id string) bool {
 	return false
 }
 
-// oauthToken runs the authorization code flow by hand for scope and
-// returns the token response.
-func oauthToken(t *testing.T, ts *testServer, scope string) map[string]any {
+// rawAuthURL registers a public client by hand and returns the
+// authorization URL of a request for scope, the client and the PKCE
+// verifier.
+func rawAuthURL(t *testing.T, ts *testServer, scope string) (authURL, clientID, verifier string) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]any{"redirect_uris": []string{mcpRedirect}, "client_name": "Raw",
 		"token_endpoint_auth_method": "none"})
@@ -268,17 +398,24 @@ func oauthToken(t *testing.T, ts *testServer, scope string) map[string]any {
 	var reg map[string]any
 	_ = json.NewDecoder(res.Body).Decode(&reg)
 	_ = res.Body.Close()
-	verifier := oauth2.GenerateVerifier()
-	q := url.Values{"response_type": {"code"}, "client_id": {reg["client_id"].(string)}, "redirect_uri": {mcpRedirect},
+	clientID, verifier = str(reg["client_id"]), oauth2.GenerateVerifier()
+	q := url.Values{"response_type": {"code"}, "client_id": {clientID}, "redirect_uri": {mcpRedirect},
 		"scope": {scope}, "state": {"s"}, "code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)},
 		"code_challenge_method": {"S256"}}
-	back, err := signInAndConsent(ts.URL+"/oauth/authorize?"+q.Encode(), ts.Key)
+	return ts.URL + "/oauth/authorize?" + q.Encode(), clientID, verifier
+}
+
+// oauthToken runs the authorization code flow by hand for scope, signing
+// in with the API key, and returns the token response.
+func oauthToken(t *testing.T, ts *testServer, scope string) map[string]any {
+	t.Helper()
+	authURL, clientID, verifier := rawAuthURL(t, ts, scope)
+	back, err := signInAndConsent(authURL, ts.Key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err = testHTTP.PostForm(ts.URL+"/oauth/token", url.Values{"grant_type": {"authorization_code"},
-		"code": {back.Get("code")}, "redirect_uri": {mcpRedirect}, "code_verifier": {verifier},
-		"client_id": {reg["client_id"].(string)}})
+	res, err := testHTTP.PostForm(ts.URL+"/oauth/token", url.Values{"grant_type": {"authorization_code"},
+		"code": {back.Get("code")}, "redirect_uri": {mcpRedirect}, "code_verifier": {verifier}, "client_id": {clientID}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,11 +23,13 @@ type authRequest struct {
 	Nonce       string   `json:"nonce,omitempty"`
 }
 
-// ticket is the signed-in state carried from the sign-in page to the
-// consent page, sealed with the cluster's ticket key.
+// ticket is the signed-in state carried from the sign-in to the consent
+// form, sealed with the cluster's ticket key: it is what makes the consent
+// form unforgeable.
 type ticket struct {
 	Request  authRequest `json:"req"`
 	Org      string      `json:"org"`
+	User     string      `json:"user,omitempty"` // the person signed in with a session; "" with an API key
 	AuthTime int64       `json:"auth_time"`
 	Expires  int64       `json:"exp"`
 }
@@ -110,6 +112,13 @@ func parseScopes(raw string) ([]string, error) {
 	return out, nil
 }
 
+// keySignInParam, set to "key", asks for the API-key sign-in page even
+// where people sign in through sessions.
+const keySignInParam = "signin"
+
+// authorizePage shows the consent page to a signed-in person, sends a
+// signed-out one to sign in (and back here), and shows the API-key sign-in
+// where there are no sessions or when asked for.
 func (s *Server) authorizePage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	req, client, oerr := s.parseAuthRequest(q)
@@ -117,14 +126,24 @@ func (s *Server) authorizePage(w http.ResponseWriter, r *http.Request) {
 		s.authFailed(w, r, req, oerr)
 		return
 	}
-	s.render(w, http.StatusOK, signInPage, pageData{Title: "Sign in", Client: clientLabel(client),
-		Hidden: hiddenFields(q)})
+	if s.cfg.Session != nil && q.Get(keySignInParam) != "key" {
+		if org, user, ok := s.cfg.Session(r); ok {
+			s.showConsent(w, r, req, client, signedIn{org: org, user: user})
+			return
+		}
+		if s.cfg.SignInURL != nil {
+			w.Header().Set("Cache-Control", "no-store")
+			http.Redirect(w, r, s.cfg.SignInURL(r.URL.RequestURI()), http.StatusFound)
+			return
+		}
+	}
+	s.keySignInPage(w, r, http.StatusOK, client, q, "")
 }
 
 func (s *Server) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
-		s.errorPage(w, http.StatusBadRequest, "The form could not be read.")
+		s.errorPage(w, r, http.StatusBadRequest, "The form could not be read.")
 		return
 	}
 	if r.PostForm.Get("step") == "consent" {
@@ -134,60 +153,21 @@ func (s *Server) authorizeSubmit(w http.ResponseWriter, r *http.Request) {
 	s.signIn(w, r)
 }
 
-// signIn authenticates the account with its API key and shows the consent
-// page.
-func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
-	f := r.PostForm
-	req, client, oerr := s.parseAuthRequest(f)
-	if oerr != nil {
-		s.authFailed(w, r, req, oerr)
-		return
-	}
-	org, _, err := s.backend.Meta().Authenticate(strings.TrimSpace(f.Get("api_key")))
-	if err != nil {
-		msg := "That API key is not valid."
-		if errors.Is(err, cluster.ErrRevokedKey) {
-			msg = "That API key has been revoked."
-		}
-		s.render(w, http.StatusUnauthorized, signInPage, pageData{Title: "Sign in", Client: clientLabel(client),
-			Error: msg, Hidden: hiddenFields(f)})
-		return
-	}
-	g, err := s.signer(r.Context())
-	if err != nil {
-		s.log.Error("oauth signing key", "err", err)
-		s.errorPage(w, http.StatusServiceUnavailable, "The service is unavailable; try again.")
-		return
-	}
-	now := time.Now()
-	sealed, err := g.seal(ticket{Request: *req, Org: org, AuthTime: now.Unix(), Expires: now.Add(ticketTTL).Unix()})
-	if err != nil {
-		s.errorPage(w, http.StatusInternalServerError, "Cannot continue the sign-in.")
-		return
-	}
-	account := org
-	if o, ok := s.backend.Meta().Org(org); ok && o.Name != "" {
-		account = o.Name + " (" + org + ")"
-	}
-	var scopes []string
-	for _, sc := range req.Scopes {
-		scopes = append(scopes, scopeText[sc]+" ("+sc+")")
-	}
-	s.render(w, http.StatusOK, consentPage, pageData{Title: "Allow access", Client: clientLabel(client),
-		Account: account, Scopes: scopes, Redirect: req.Redirect, Ticket: sealed})
-}
-
 // consent issues the code (allow) or the access_denied answer (deny).
 func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	g, err := s.signer(r.Context())
 	var t ticket
 	if err != nil || !g.open(r.PostForm.Get("ticket"), &t) || time.Now().Unix() > t.Expires {
-		s.errorPage(w, http.StatusBadRequest, "The sign-in has expired or is not valid.")
+		s.errorPage(w, r, http.StatusBadRequest, "The sign-in has expired or is not valid.")
 		return
 	}
 	req := &t.Request
 	if r.PostForm.Get("decision") != "allow" {
 		s.redirect(w, r, req, url.Values{"error": {"access_denied"}, "error_description": {"The account owner denied access"}})
+		return
+	}
+	if t.User != "" && !s.sameSession(r, t) {
+		s.errorPage(w, r, http.StatusBadRequest, "You signed out or switched workspace since this page was shown.")
 		return
 	}
 	code := newSecret(codePrefix)
@@ -208,7 +188,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 // the others to the client.
 func (s *Server) authFailed(w http.ResponseWriter, r *http.Request, req *authRequest, e *oauthError) {
 	if req == nil {
-		s.errorPage(w, e.Status, e.Description)
+		s.errorPage(w, r, e.Status, e.Description)
 		return
 	}
 	s.redirect(w, r, req, url.Values{"error": {e.Code}, "error_description": {e.Description}})
@@ -219,7 +199,7 @@ func (s *Server) authFailed(w http.ResponseWriter, r *http.Request, req *authReq
 func (s *Server) redirect(w http.ResponseWriter, r *http.Request, req *authRequest, params url.Values) {
 	u, err := url.Parse(req.Redirect)
 	if err != nil {
-		s.errorPage(w, http.StatusBadRequest, "The redirect URI is not valid.")
+		s.errorPage(w, r, http.StatusBadRequest, "The redirect URI is not valid.")
 		return
 	}
 	q := u.Query()

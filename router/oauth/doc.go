@@ -7,10 +7,17 @@
 // (RFC 9728). Its handlers are net/http handlers; the router mounts them on
 // its fasthttp listener.
 //
-// The account signs in on a server-rendered page with its API key, so every
-// token resolves to the same org as the key: all authentication methods
-// reach the same account and the same atoms. A consent page names the
-// client and the scopes before a code is issued.
+// A person signs in through the host's sessions (the web console's, given
+// as Config.Session and Config.SignInURL): a signed-out browser is sent to
+// the console's sign-in and comes back to the same authorization URL, and
+// the tokens resolve to the org the session is for. An account without
+// people signs in with its API key instead, on a page that offers it as
+// the fallback (signin=key), and its tokens resolve to the key's org.
+// Either way all authentication methods reach the same account and the
+// same atoms. A consent page names the client and the scopes before a code
+// is issued; its form carries a sealed ticket, and a ticket made for a
+// session is honoured only while the same person is signed in for the same
+// org. The pages render in the host's layout (Config.Render) when given.
 //
 // Invariants:
 //   - State lives in the meta group (cluster/oauth_meta.go), so any node

@@ -60,10 +60,24 @@ func backend(t *testing.T) (*fakeBackend, string) {
 			Name: "Test Org", CreatedAt: time.Now(), Key: &k})); res == nil {
 			panic("no org")
 		}
+		if res, _ := b.ProposeMeta(context.Background(), cluster.EncodeConsoleCreateUser(cluster.ConsoleCreateUser{
+			User: cluster.ConsoleUser{ID: testUser, Email: testEmail, PasswordHash: "unused",
+				Orgs: []cluster.ConsoleMembership{{OrgID: "org_test", Role: cluster.ConsoleRoleOwner}}}, Now: time.Now()}),
+		); res == nil {
+			panic("no console user")
+		} else if err, ok := res.(error); ok {
+			panic(err)
+		}
 		sharedBackend, sharedKey = b, raw
 	})
 	return sharedBackend, sharedKey
 }
+
+// The person of org_test who signs in with a session in the tests.
+const (
+	testUser  = "usr_ada"
+	testEmail = "ada@example.com"
+)
 
 // env is one authorization server on an httptest listener.
 type env struct {
@@ -73,9 +87,15 @@ type env struct {
 	key    string
 	http   *http.Client
 	issuer string
+	cookie string // the session cookie requests carry ("" none)
 }
 
 func newEnv(t *testing.T, hosts ...string) *env {
+	t.Helper()
+	return newEnvWith(t, func(*Config) {}, hosts...)
+}
+
+func newEnvWith(t *testing.T, configure func(*Config), hosts ...string) *env {
 	t.Helper()
 	b, key := backend(t)
 	e := &env{t: t, key: key, http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
@@ -86,12 +106,17 @@ func newEnv(t *testing.T, hosts ...string) *env {
 	}))
 	t.Cleanup(e.ts.Close)
 	e.issuer = e.ts.URL
-	e.srv = New(Config{Issuer: e.ts.URL, Resource: e.ts.URL + "/mcp", RedirectHosts: hosts}, b)
+	cfg := Config{Issuer: e.ts.URL, Resource: e.ts.URL + "/mcp", RedirectHosts: hosts}
+	configure(&cfg)
+	e.srv = New(cfg, b)
 	return e
 }
 
 func (e *env) do(req *http.Request) (int, map[string]any, http.Header, string) {
 	e.t.Helper()
+	if e.cookie != "" {
+		req.AddCookie(&http.Cookie{Name: sessionCookie, Value: e.cookie})
+	}
 	res, err := e.http.Do(req)
 	if err != nil {
 		e.t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"html/template"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -66,6 +67,19 @@ type Config struct {
 	// register redirect URIs on; loopback hosts are always allowed.
 	RedirectHosts []string
 	Logger        *slog.Logger
+
+	// Session resolves the person a browser request is signed in as (the
+	// web console's session): the org the tokens will resolve to and the
+	// user. nil: people sign in with an API key only.
+	Session func(r *http.Request) (org, user string, ok bool)
+	// SignInURL is the page where a browser without a session signs in,
+	// coming back to next (a path on this site) afterwards. With Session,
+	// a signed-out authorization request is sent there.
+	SignInURL func(next string) string
+	// Render writes body inside the host's page layout, so that the
+	// authorization pages look like the rest of the site; the server has
+	// set the security headers. nil: a plain page of this package's own.
+	Render func(w http.ResponseWriter, r *http.Request, status int, title string, body template.HTML)
 }
 
 // Server is the authorization server.
