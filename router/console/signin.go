@@ -18,6 +18,15 @@ type authForm struct {
 	Next    string
 }
 
+// KeyFallback is where a person coming from the tool connector's
+// authorization can sign in with an API key instead ("" otherwise).
+func (f authForm) KeyFallback() string {
+	if !strings.HasPrefix(f.Next, "/oauth/authorize?") {
+		return ""
+	}
+	return f.Next + "&signin=key"
+}
+
 func clientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
