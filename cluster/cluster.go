@@ -124,7 +124,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		return fmt.Errorf("cannot start meta group: %w", err)
 	}
 	if c.members != nil {
-		if err := c.members.join(c.cfg.Join); err != nil {
+		if err := c.rejoin(ctx, joining); err != nil {
 			return err
 		}
 	}
@@ -177,6 +177,46 @@ func (c *Cluster) waitMeta(ctx context.Context) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// rejoin joins the gossip of the cluster: through --join and, on a
+// restart, through the other members of the meta group, asked for their
+// gossip address (without them, a node restarted with no --join after its
+// peers gave it up for dead would gossip alone). On a restart no peer
+// answering is not an error: the peers join this node when they come back.
+func (c *Cluster) rejoin(ctx context.Context, joining bool) error {
+	addrs := c.cfg.Join
+	if !joining && !c.bootstrap {
+		addrs = append(append([]string{}, addrs...), c.peerGossipAddrs(ctx)...)
+	}
+	err := c.members.join(addrs)
+	if err != nil && !joining {
+		c.log.Warn("no other node reachable through gossip yet", "err", err)
+		return nil
+	}
+	return err
+}
+
+// peerGossipAddrs asks every other member of the meta group's configuration
+// for its gossip address; best effort.
+func (c *Cluster) peerGossipAddrs(ctx context.Context) []string {
+	f := c.metaG.Raft().GetConfiguration()
+	if f.Error() != nil {
+		return nil
+	}
+	var addrs []string
+	for _, s := range f.Configuration().Servers {
+		if string(s.ID) == c.cfg.NodeID {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		resp, err := c.call(cctx, string(s.Address), &rpcRequest{Op: opSelf})
+		cancel()
+		if err == nil && resp.Self.GossipAddr != "" {
+			addrs = append(addrs, resp.Self.GossipAddr)
+		}
+	}
+	return addrs
 }
 
 // requestAdmission asks a member of the cluster to add this node to the

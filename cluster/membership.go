@@ -45,11 +45,12 @@ type membership struct {
 	mu      sync.Mutex
 	members map[string]*memberState
 	changed chan struct{} // poked on every change
+	started time.Time
 }
 
 func newMembership(self NodeInfo, logger *slog.Logger) (*membership, error) {
 	m := &membership{self: self, log: logger, members: map[string]*memberState{},
-		changed: make(chan struct{}, 1)}
+		changed: make(chan struct{}, 1), started: time.Now()}
 	m.members[self.NodeID] = &memberState{info: self, status: StatusAlive, since: time.Now()}
 	host, portStr, err := net.SplitHostPort(self.GossipAddr)
 	if err != nil {
@@ -63,6 +64,12 @@ func newMembership(self NodeInfo, logger *slog.Logger) (*membership, error) {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		cfg = memberlist.DefaultLocalConfig()
 	}
+	// memberlist sends a broadcast RetransmitMult*ceil(log10(n+1)) times in
+	// all, counting each target of a gossip round: the local config's 2 let a
+	// join or a death reach only some nodes of a small cluster, the rest
+	// learning it at the next push/pull (15 s later), and group leaders
+	// with a stale view moved replicas back and forth meanwhile.
+	cfg.RetransmitMult = max(cfg.RetransmitMult, 4)
 	cfg.Name = self.NodeID
 	cfg.BindAddr, cfg.BindPort = host, port
 	cfg.AdvertiseAddr, cfg.AdvertisePort = host, port
@@ -77,6 +84,11 @@ func newMembership(self NodeInfo, logger *slog.Logger) (*membership, error) {
 	if port == 0 {
 		m.self.GossipAddr = net.JoinHostPort(host, strconv.Itoa(int(list.LocalNode().Port)))
 		m.members[self.NodeID].info = m.self
+		// Create gossiped the meta with port 0: publish the bound port.
+		if err := list.UpdateNode(time.Second); err != nil {
+			_ = list.Shutdown()
+			return nil, fmt.Errorf("cannot publish gossip address %s: %w", m.self.GossipAddr, err)
+		}
 	}
 	return m, nil
 }

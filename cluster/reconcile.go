@@ -68,14 +68,20 @@ type nodeView struct {
 	candidates map[string]NodeInfo // may hold replicas: present and not draining
 	alive      map[string]bool     // alive or suspect: may receive a new replica
 	present    map[string]bool     // not yet to be replaced (dead for less than the grace period)
+	known      map[string]bool     // ever heard of through gossip, whatever its state
 	draining   map[string]bool
+	// settled: this node has gossiped for longer than the grace period, so
+	// a member it never heard of counts as gone.
+	settled bool
 }
 
 func (c *Cluster) view() nodeView {
 	v := nodeView{candidates: map[string]NodeInfo{}, alive: map[string]bool{}, present: map[string]bool{},
-		draining: c.meta.DrainingNodes()}
+		known: map[string]bool{}, draining: c.meta.DrainingNodes(),
+		settled: time.Since(c.members.started) > c.cfg.DeadGrace}
 	for _, st := range c.members.snapshot() {
 		id := st.info.NodeID
+		v.known[id] = true
 		if st.status == StatusLeft || st.status == StatusDead && time.Since(st.since) > c.cfg.DeadGrace {
 			continue
 		}
@@ -114,6 +120,9 @@ func (c *Cluster) reconcileGroup(ctx context.Context, g *shard.Group, v nodeView
 	voters, nonvoters, err := g.Voters()
 	if err != nil {
 		return false, err
+	}
+	if !v.knowsAll(voters, nonvoters) {
+		return false, nil
 	}
 	want := max(1, c.cfg.Replicas)
 	want = min(want, len(v.candidates))
@@ -157,6 +166,24 @@ func (c *Cluster) reconcileGroup(ctx context.Context, g *shard.Group, v nodeView
 	return false, nil
 }
 
+// knowsAll reports whether gossip has told this node of every member of a
+// group. Until the view settles, a member it never heard of is not taken for
+// gone: the view is likely incomplete (gossip not joined yet), and acting on
+// it would remove healthy replicas.
+func (v nodeView) knowsAll(lists ...[]string) bool {
+	if v.settled {
+		return true
+	}
+	for _, ids := range lists {
+		for _, id := range ids {
+			if !v.known[id] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // caughtUp asks a non-voter how far it has applied.
 func (c *Cluster) caughtUp(ctx context.Context, g *shard.Group, n NodeInfo) (bool, error) {
 	resp, err := c.call(ctx, n.RaftAddr, &rpcRequest{Op: opApplied, Group: g.ID()})
@@ -176,7 +203,8 @@ func (c *Cluster) reconcileMeta(ctx context.Context, v nodeView) error {
 		return err
 	}
 	for _, id := range append(append([]string{}, voters...), nonvoters...) {
-		if (!present[id] || v.draining[id] && c.meta.NodeState(id) == NodeLeft) && id != c.cfg.NodeID {
+		gone := (v.known[id] || v.settled) && !present[id]
+		if (gone || v.draining[id] && c.meta.NodeState(id) == NodeLeft) && id != c.cfg.NodeID {
 			c.log.Info("removing node from the meta group", "node", id)
 			return c.metaG.RemoveServer(ctx, id)
 		}

@@ -24,6 +24,7 @@ const (
 	opLeader     = "leader"
 	opRoomsOf    = "roomsof"
 	opConfig     = "config"
+	opSelf       = "self"
 )
 
 type rpcRequest struct {
@@ -44,6 +45,7 @@ type rpcResponse struct {
 	Leader NodeInfo           // leader: the group's leader as the answering node sees it
 	Rooms  []raftfsm.RoomView // roomsof
 	Voters []string           // config: voters then non-voters
+	Self   NodeInfo           // self: the answering node
 
 	Err  string
 	Kind string // sentinel name of Err
@@ -151,6 +153,10 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 		if err := c.admit(ctx, req.Node); err != nil {
 			return fail(err)
 		}
+		return resp
+	}
+	if req.Op == opSelf {
+		resp.Self = c.self
 		return resp
 	}
 	if req.Op == opHTTP {

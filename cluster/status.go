@@ -1,6 +1,13 @@
 package cluster
 
-import "github.com/hashicorp/raft"
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/hebbdb/hebb/shard"
+)
 
 // NodeStatus is one node of GET /admin/v1/cluster.
 type NodeStatus struct {
@@ -80,9 +87,7 @@ func (c *Cluster) Status() Status {
 	st.MetaLeader = st.Admin.Meta.LeaderNodeID != nil
 	st.Admin.Groups = make([]GroupStatus, 0, c.info.Groups)
 	for g := 1; g <= c.info.Groups; g++ {
-		r := c.groups[g].Raft()
-		gs := GroupStatus{GroupID: uint32(g), LeaderNodeID: leaderOf(r), Replicas: replicasOf(r),
-			AppliedIndex: c.groups[g].AppliedIndex()}
+		gs := c.groupStatus(c.groups[g])
 		if gs.LeaderNodeID != nil {
 			st.GroupsWithLeader++
 		}
@@ -93,9 +98,38 @@ func (c *Cluster) Status() Status {
 
 // Placement tells where a tenant lives.
 func (c *Cluster) Placement(tenant string) Placement {
-	g := c.GroupOf(tenant)
-	r := c.groups[g].Raft()
-	return Placement{Tenant: tenant, GroupID: g, LeaderNodeID: leaderOf(r), Replicas: replicasOf(r)}
+	gs := c.groupStatus(c.groups[c.GroupOf(tenant)])
+	return Placement{Tenant: tenant, GroupID: gs.GroupID, LeaderNodeID: gs.LeaderNodeID, Replicas: gs.Replicas}
+}
+
+// remoteStatusTimeout bounds the questions about a group this node holds
+// no replica of.
+const remoteStatusTimeout = time.Second
+
+// groupStatus is g as this node's replica sees it. A node without a replica
+// of g hears none of its heartbeats, so it asks the group's leader instead
+// (then Replicas lists non-voters too).
+func (c *Cluster) groupStatus(g *shard.Group) GroupStatus {
+	r := g.Raft()
+	gs := GroupStatus{GroupID: g.ID(), LeaderNodeID: leaderOf(r), Replicas: replicasOf(r),
+		AppliedIndex: g.AppliedIndex()}
+	if c.members == nil || c.hosts(g) {
+		return gs
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), remoteStatusTimeout)
+	defer cancel()
+	id, addr := c.leaderOf(ctx, g)
+	if addr == "" {
+		return gs
+	}
+	gs.LeaderNodeID = &id
+	if resp, err := c.call(ctx, addr, &rpcRequest{Op: opConfig, Group: g.ID()}); err == nil {
+		gs.Replicas = resp.Voters
+	}
+	if resp, err := c.call(ctx, addr, &rpcRequest{Op: opApplied, Group: g.ID()}); err == nil {
+		gs.AppliedIndex = resp.Index
+	}
+	return gs
 }
 
 func (c *Cluster) nodeStatuses() []NodeStatus {

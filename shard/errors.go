@@ -7,10 +7,12 @@ import "errors"
 // raft error and the group id.
 var (
 	// ErrNotLeader means this node does not lead the group (or lost leadership
-	// before the operation finished); retry on the leader.
+	// before the operation finished); retry on the leader. Propose returns it
+	// only for a command that never reached the log.
 	ErrNotLeader = errors.New("shard: not leader")
 	// ErrTimeout means the context's deadline passed before the operation
-	// finished; a proposal may still be committed later.
+	// finished, or (Propose) leadership was lost after the command was
+	// appended; a proposal may still be committed later.
 	ErrTimeout = errors.New("shard: timeout")
 	// ErrShutdown means the group or node has been closed.
 	ErrShutdown = errors.New("shard: shutdown")

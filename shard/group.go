@@ -107,8 +107,12 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	if err != nil {
 		return nil, err
 	}
+	// MaxRPCsInFlight 1 turns pipelined replication off: raft v1.7.3's
+	// pipeline can deadlock after a rejected append (a follower then gets
+	// heartbeats but no entries, and Shutdown hangs; hashicorp/raft#612).
 	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: layer, MaxPool: transportMaxPool, Timeout: transportTimeout, Logger: hlog,
+		MaxRPCsInFlight: 1,
 	})
 	defer func() {
 		if err != nil {
@@ -209,9 +213,10 @@ func (g *Group) Stats() map[string]string {
 }
 
 // Propose replicates cmd through the group's log and returns the
-// StateMachine's Apply result. Errors wrap ErrNotLeader, ErrTimeout (ctx
-// deadline, DefaultTimeout when ctx has none) or ErrShutdown. After
-// ErrTimeout the command may still be committed.
+// StateMachine's Apply result. Errors wrap ErrNotLeader (refused: the
+// command never reached the log), ErrTimeout (ctx deadline, DefaultTimeout
+// when ctx has none, or leadership lost after the command was appended) or
+// ErrShutdown. After ErrTimeout the command may still be committed.
 func (g *Group) Propose(ctx context.Context, cmd []byte) (any, error) {
 	ctx, cancel := withDefaultTimeout(ctx)
 	defer cancel()
@@ -220,6 +225,11 @@ func (g *Group) Propose(ctx context.Context, cmd []byte) (any, error) {
 	}
 	f := g.raft.Apply(cmd, untilDeadline(ctx))
 	if err := g.await(ctx, f); err != nil {
+		if errors.Is(err, raft.ErrLeadershipLost) {
+			// The command is in the log and the next leader may commit it:
+			// the outcome is open, and a retry elsewhere could apply it twice.
+			err = fmt.Errorf("%w: outcome unknown: %w", ErrTimeout, raft.ErrLeadershipLost)
+		}
 		return nil, fmt.Errorf("cannot propose to group %d: %w", g.id, err)
 	}
 	return f.Response(), nil
