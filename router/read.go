@@ -151,7 +151,7 @@ func (s *Server) search(c *call, p *searchPlan) (*readResponseJSON, error) {
 	embedStart := time.Now()
 	vecs, err := s.emb.Embed(c.std, []string{p.query})
 	if err != nil {
-		return nil, unavailable("Embedding failed: "+err.Error()).with("reason", "embedder_unavailable")
+		return nil, embedderUnavailable(err)
 	}
 	embedMs := msSince(embedStart)
 	embedDuration.Observe(embedMs / 1000)

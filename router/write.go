@@ -141,8 +141,7 @@ func (s *Server) prepare(c *call, items []*raftfsm.WriteItem) error {
 	}
 	vecs, err := s.emb.Embed(c.std, texts)
 	if err != nil {
-		e := unavailable("Embedding failed: "+err.Error()).with("reason", "embedder_unavailable")
-		return e
+		return embedderUnavailable(err)
 	}
 	now := time.Now().UnixMicro()
 	for i, it := range items {
@@ -158,6 +157,17 @@ func (s *Server) prepare(c *call, items []*raftfsm.WriteItem) error {
 		}
 	}
 	return nil
+}
+
+// embedderUnavailable is the retryable 503 of a failed embedding, with the
+// embedder's reason (embedder.Error) or "embedder_unavailable".
+func embedderUnavailable(err error) *apiError {
+	reason := "embedder_unavailable"
+	var e *embedder.Error
+	if errors.As(err, &e) {
+		reason = e.Reason
+	}
+	return unavailable("Embedding failed: "+err.Error()).with("reason", reason)
 }
 
 func (s *Server) proposeWrite(c *call, cmd *raftfsm.WriteCmd) (*raftfsm.WriteResults, error) {

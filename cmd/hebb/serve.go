@@ -34,7 +34,7 @@ func serve(args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	emb, err := embedder.New(cfg.Embedder)
+	emb, err := newEmbedder(&cfg, log)
 	if err != nil {
 		return fmt.Errorf("cannot start embedder: %w", err)
 	}
@@ -86,6 +86,25 @@ func serve(args []string) error {
 
 // serveChat starts the persistence API (router/chat) on --chat-addr, off
 // when empty; the function it returns stops it.
+// newEmbedder builds the --embedder. The http embedder probes its server
+// once to learn the dimension the data dir records, so it must be up.
+func newEmbedder(cfg *serveConfig, log *slog.Logger) (embedder.Embedder, error) {
+	if cfg.Embedder != embedder.NameHTTP {
+		return embedder.New(cfg.Embedder)
+	}
+	if cfg.EmbedderURL == "" || cfg.EmbedderModel == "" {
+		return nil, errors.New("--embedder http needs --embedder-url and --embedder-model")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	h, err := embedder.NewHTTP(ctx, embedder.HTTPConfig{URL: cfg.EmbedderURL, Model: cfg.EmbedderModel,
+		APIKey: os.Getenv("HEBB_EMBEDDER_API_KEY"), Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
 func serveChat(cfg *serveConfig, cl *cluster.Cluster, log *slog.Logger) (func(context.Context), error) {
 	if cfg.ChatAddr == "" {
 		return func(context.Context) {}, nil

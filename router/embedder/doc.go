@@ -15,6 +15,16 @@
 // were tuned on a paraphrase-retrieval set; eval_test.go holds the evaluation
 // and the figures.
 //
+// HTTP (NewHTTP, selected by "http") calls an OpenAI-compatible POST
+// {url}/v1/embeddings (OpenAI, Ollama, vLLM, Hugging Face TEI, llama.cpp
+// server). It learns its dimension from one probe call when built, so the
+// server must be up at boot, and is named "http:" + model. It sends texts in
+// batches, retries timeouts, network errors, 429 and 5xx with jittered
+// exponential backoff (honouring Retry-After and the context's deadline) and
+// fails with an *Error wrapping ErrUnavailable whose Reason the router puts
+// in its 503. It is deterministic only as far as the server is; its API key
+// never appears in an error.
+//
 // Invariants:
 //   - Every vector Embed returns has length Dim() and unit L2 norm, even for
 //     an empty text or one of punctuation only: never a zero vector, never NaN.
