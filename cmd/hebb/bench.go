@@ -15,6 +15,12 @@ import (
 
 // benchCmd runs `hebb bench <workload> [flags]` (see package bench).
 func benchCmd(args []string) error {
+	if len(args) > 0 && args[0] == "embedder" {
+		// The embedder evaluation (paraphrase and agent-memory sets), run
+		// from the repository root.
+		return bench.RunEmbedderEval(os.Stdout, bench.EmbedderEvalOptions{
+			ParaphrasePath: bench.DefaultParaphrasePath, MemoryPath: bench.DefaultMemoryPairsPath})
+	}
 	cfg, err := benchConfig(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

@@ -18,6 +18,7 @@ import (
 	"github.com/hebbdb/hebb/router"
 	"github.com/hebbdb/hebb/router/chat"
 	"github.com/hebbdb/hebb/router/embedder"
+	"github.com/hebbdb/hebb/router/embedder/use"
 	"github.com/hebbdb/hebb/router/vault"
 )
 
@@ -89,7 +90,13 @@ func serve(args []string) error {
 // newEmbedder builds the --embedder. The http embedder probes its server
 // once to learn the dimension the data dir records, so it must be up.
 func newEmbedder(cfg *serveConfig, log *slog.Logger) (embedder.Embedder, error) {
-	if cfg.Embedder != embedder.NameHTTP {
+	switch cfg.Embedder {
+	case embedder.NameBuiltin:
+		// USE-lite's per-piece table combined with the hash features,
+		// shipped inside the binary (router/embedder/use).
+		return use.New()
+	case embedder.NameHTTP:
+	default:
 		return embedder.New(cfg.Embedder)
 	}
 	if cfg.EmbedderURL == "" || cfg.EmbedderModel == "" {

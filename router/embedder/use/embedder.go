@@ -1,0 +1,112 @@
+package use
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/hebbdb/hebb/router/embedder"
+)
+
+// DefaultSemanticWeight is the share of the builtin embedder's cosine that
+// comes from the semantic table; the rest comes from the hashing embedder.
+// Chosen on bench/embedder_eval.go's two sets: on the agent-memory set more
+// weight keeps helping (low-overlap nDCG@10 0.385, 0.420, 0.431, 0.449 at
+// 0.3 to 0.6, hashing alone 0.282), while on the archaic-versus-modern
+// paraphrase set 0.4 is the last weight that does not lose to hashing
+// (nDCG@10 0.9772 against 0.9761; distinct low-overlap 0.769 against 0.766).
+const DefaultSemanticWeight = 0.4
+
+// Embedder is the builtin embedder: the unit semantic vector of the table
+// scaled by sqrt(w), followed by the hashing embedder's unit vector scaled
+// by sqrt(1-w), so the cosine of two texts is w times their semantic cosine
+// plus 1-w times their hashing cosine, and every vector has unit length.
+// It is safe for concurrent use.
+type Embedder struct {
+	m       *model
+	hash    *embedder.Hash // nil when the weight is 1
+	semDim  int
+	wSem    float32 // sqrt(w)
+	wHash   float32 // sqrt(1-w)
+	hashDim int
+}
+
+// New returns the builtin embedder with DefaultSemanticWeight and a hashing
+// part of dimension embedder.HashDim. It decodes the embedded assets on the
+// first call; it fails only if they are corrupt.
+func New() (*Embedder, error) {
+	return NewWeighted(DefaultSemanticWeight)
+}
+
+// NewWeighted is New with another semantic weight w in (0, 1]; at 1 the
+// vectors are the semantic part alone, of dimension 512.
+func NewWeighted(w float64) (*Embedder, error) {
+	if !(w > 0 && w <= 1) {
+		return nil, fmt.Errorf("cannot weight the semantic part %v: %w", w, ErrBadWeight)
+	}
+	m, err := loadedAssets()
+	if err != nil {
+		return nil, err
+	}
+	e := &Embedder{m: m, semDim: m.table.dim, wSem: float32(math.Sqrt(w))}
+	if w < 1 {
+		e.hash = embedder.NewHash(embedder.HashDim)
+		e.hashDim = e.hash.Dim()
+		e.wHash = float32(math.Sqrt(1 - w))
+	}
+	return e, nil
+}
+
+// Name returns "builtin".
+func (e *Embedder) Name() string { return embedder.NameBuiltin }
+
+// Dim returns the dimension of the vectors: 512 semantic plus the hashing
+// embedder's.
+func (e *Embedder) Dim() int { return e.semDim + e.hashDim }
+
+// Tokenizer returns the model's tokenizer.
+func (e *Embedder) Tokenizer() *Tokenizer { return e.m.tok }
+
+// Embed returns one unit vector per text, in order. It fails only when ctx
+// is done. The vectors share one backing array but cannot grow into each
+// other.
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	var hashed [][]float32
+	if e.hash != nil {
+		var err error
+		if hashed, err = e.hash.Embed(ctx, texts); err != nil {
+			return nil, err
+		}
+	}
+	dim := e.Dim()
+	out := make([][]float32, len(texts))
+	arena := make([]float32, len(texts)*dim)
+	s := e.m.scratch()
+	defer e.m.pool.Put(s)
+	for i, text := range texts {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("cannot embed %d texts: %w", len(texts), err)
+			}
+		}
+		vec := arena[i*dim : (i+1)*dim : (i+1)*dim]
+		e.m.embed(text, vec[:e.semDim], s)
+		scale(vec[:e.semDim], e.wSem)
+		if hashed != nil {
+			for k, v := range hashed[i] {
+				vec[e.semDim+k] = e.wHash * v
+			}
+		}
+		out[i] = vec
+	}
+	return out, nil
+}
+
+func scale(v []float32, a float32) {
+	if a == 1 {
+		return
+	}
+	for k := range v {
+		v[k] *= a
+	}
+}

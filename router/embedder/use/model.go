@@ -1,0 +1,70 @@
+package use
+
+import (
+	"math"
+	"sync"
+)
+
+// model is the tokenizer and the table: the semantic half of the builtin
+// embedder. It is read-only once loaded.
+type model struct {
+	tok   *Tokenizer
+	table *table
+	pool  sync.Pool // of *scratch
+}
+
+// scratch holds the buffers of one embedding, reused through the pool.
+type scratch struct {
+	tok tokScratch
+	acc []float32
+}
+
+func (m *model) scratch() *scratch {
+	if s, ok := m.pool.Get().(*scratch); ok {
+		return s
+	}
+	return &scratch{acc: make([]float32, m.table.dim)}
+}
+
+// embed writes the semantic unit vector of text into vec (length
+// table.dim): tanh of the bias plus the mean of the text's piece rows, L2
+// normalised. The model reads at most 128 pieces; the table has no window
+// and averages every piece of a longer text. A text without pieces gets
+// tanh(bias), normalised, like the model's empty input.
+func (m *model) embed(text string, vec []float32, s *scratch) {
+	ids := m.tok.encode(text, &s.tok)
+	acc := s.acc
+	clear(acc)
+	t := m.table
+	for _, id := range ids {
+		addRow(acc, t.rows[int(id)*t.dim:(int(id)+1)*t.dim], t.scale[id])
+	}
+	inv := float32(1)
+	if len(ids) > 0 {
+		inv = 1 / float32(len(ids))
+	}
+	var ss float64
+	for k, a := range acc {
+		v := float32(math.Tanh(float64(float32(a*inv) + t.bias[k])))
+		vec[k] = v
+		ss += float64(float64(v) * float64(v)) // no fused multiply-add
+	}
+	if ss == 0 {
+		vec[0] = 1
+		return
+	}
+	norm := float32(1 / math.Sqrt(ss))
+	for k := range vec {
+		vec[k] *= norm
+	}
+}
+
+// addRow adds scale times the int8 row to acc. Each product is rounded to
+// float32 before the sum (the conversion forbids fused multiply-add), so
+// every architecture computes the same bits.
+func addRow(acc []float32, row []int8, scale float32) {
+	row = row[:len(acc)]
+	for k, q := range row {
+		acc[k] += float32(scale * float32(q))
+	}
+}
