@@ -3,6 +3,7 @@ package router_test
 import (
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/hebbdb/hebb/cluster"
@@ -17,6 +18,7 @@ func TestAdminHTTP(t *testing.T) {
 			for _, ep := range []struct{ method, path string }{
 				{"GET", "/admin/v1/orgs"}, {"POST", "/admin/v1/orgs"}, {"GET", "/admin/v1/cluster"},
 				{"GET", "/admin/v1/placement?tenant=x"}, {"DELETE", "/admin/v1/keys/key_x"},
+				{"GET", "/admin/v1/debug/pprof/"}, {"GET", "/admin/v1/debug/pprof/heap"},
 			} {
 				h := http.Header{}
 				if tok != "" {
@@ -29,6 +31,24 @@ func TestAdminHTTP(t *testing.T) {
 		// An API key is not an admin token.
 		r := ts.do("GET", "/admin/v1/orgs", ts.Key, nil)
 		checkEnvelope(t, r, 401, "UNAUTHORIZED")
+	})
+
+	t.Run("pprof behind the token", func(t *testing.T) {
+		idx := ts.admin("GET", "/admin/v1/debug/pprof/", nil)
+		if idx.Status != 200 || !strings.Contains(string(idx.Raw), "goroutine") {
+			t.Fatalf("pprof index %d: %.200s", idx.Status, idx.Raw)
+		}
+		heap := ts.admin("GET", "/admin/v1/debug/pprof/heap?debug=1", nil)
+		if heap.Status != 200 || !strings.Contains(string(heap.Raw), "heap profile") {
+			t.Fatalf("heap profile %d: %.200s", heap.Status, heap.Raw)
+		}
+		cpu := ts.admin("GET", "/admin/v1/debug/pprof/profile?seconds=1", nil)
+		if cpu.Status != 200 || len(cpu.Raw) < 2 || cpu.Raw[0] != 0x1f || cpu.Raw[1] != 0x8b {
+			t.Fatalf("CPU profile %d: %.60q", cpu.Status, cpu.Raw)
+		}
+		if r := ts.admin("GET", "/admin/v1/debug/pprof/nosuch", nil); r.Status != 404 {
+			t.Errorf("unknown profile answers %d", r.Status)
+		}
 	})
 
 	var orgID, orgKey string

@@ -165,6 +165,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	v1.GET("/vault/secrets/by-alias/{alias}", s.authed(s.secretByAlias))
 	v1.POST("/orchestration/context", s.authed(s.counted(s.orchestrate)))
 	s.adminRoutes(r)
+	s.pprofRoutes(r)
 	s.consoleRoutes(r)
 	s.toolRoutes(r)
 	if !s.cfg.SeparateMetrics {

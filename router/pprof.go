@@ -1,0 +1,41 @@
+package router
+
+import (
+	"net/http/pprof"
+	"strings"
+
+	frouter "github.com/fasthttp/router"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+)
+
+// pprofRoutes serves Go's profiler under /admin/v1/debug/pprof/ behind the
+// admin token (off, 404, without --admin-token): the index, cmdline,
+// profile (CPU, ?seconds=N), symbol, trace, and every named profile (heap,
+// allocs, goroutine, block, mutex, threadcreate).
+//
+//	go tool pprof -http : 'http://host:8080/admin/v1/debug/pprof/profile?seconds=20' \
+//	  # with the header X-Admin-Token (curl -H ... -o cpu.prof, then pprof cpu.prof)
+func (s *Server) pprofRoutes(r *frouter.Router) {
+	handlers := map[string]fasthttp.RequestHandler{
+		"":        fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Index),
+		"cmdline": fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Cmdline),
+		"profile": fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Profile),
+		"symbol":  fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Symbol),
+		"trace":   fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Trace),
+	}
+	h := s.admin(func(c *call) error {
+		name, _ := c.ctx.UserValue("name").(string)
+		name = strings.TrimPrefix(name, "/")
+		if handle, ok := handlers[name]; ok {
+			handle(c.ctx)
+			return nil
+		}
+		// pprof.Index serves named profiles from its own path prefix, so
+		// hand it the name directly.
+		fasthttpadaptor.NewFastHTTPHandler(pprof.Handler(name))(c.ctx)
+		return nil
+	})
+	r.GET("/admin/v1/debug/pprof/{name:*}", h)
+	r.POST("/admin/v1/debug/pprof/{name:*}", h) // symbol lookups post
+}
