@@ -216,11 +216,39 @@ func (s *search) ranked(n int) []candidate {
 	if n == 0 {
 		return nil
 	}
-	var cands []candidate
+	names := s.domainNames()
+	doms := make([]*domainIndex, len(names))
+	rows := 0
+	for i, name := range names {
+		doms[i] = s.t.domains[name]
+		rows += len(doms[i].rows)
+	}
 	byAtom := make(map[*Atom]int)
+	var cands []candidate
+	if rows >= codedRows {
+		cands = s.semanticCoded(doms, n, byAtom)
+	} else {
+		cands = s.semanticExact(doms, n, byAtom)
+	}
+	cands = s.conceptMatches(cands, byAtom)
+	kept := cands[:0]
+	for _, c := range cands {
+		if c.rel >= s.req.MinRelevance {
+			kept = append(kept, c)
+		}
+	}
+	sortCandidates(kept)
+	if len(kept) > n {
+		kept = kept[:n]
+	}
+	return kept
+}
+
+// semanticExact scans every row of the domains: each domain's best n.
+func (s *search) semanticExact(doms []*domainIndex, n int, byAtom map[*Atom]int) []candidate {
+	var cands []candidate
 	var scores []float32
-	for _, name := range s.domainNames() {
-		d := s.t.domains[name]
+	for _, d := range doms {
 		if cap(scores) < len(d.rows) {
 			scores = make([]float32, len(d.rows))
 		}
@@ -242,18 +270,34 @@ func (s *search) ranked(n int) []candidate {
 			cands = append(cands, s.score(a, vec, sim, sim, SourceSemantic))
 		}
 	}
-	cands = s.conceptMatches(cands, byAtom)
-	kept := cands[:0]
-	for _, c := range cands {
-		if c.rel >= s.req.MinRelevance {
-			kept = append(kept, c)
-		}
+	return cands
+}
+
+// semanticCoded finds the n best rows of the domains by relevance through
+// their codes (vecmath.Searcher): the same rows as semanticExact, ties at
+// the n-th included, unless an estimate misses its bound. Atoms are
+// touched only for the few rows whose bounds can reach the n-th score.
+func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int) []candidate {
+	floor := noFloor
+	if m := s.req.MinRelevance; m > -1e30 {
+		floor = float32(m - 1e-6) // rows below are dropped anyway
 	}
-	sortCandidates(kept)
-	if len(kept) > n {
-		kept = kept[:n]
-	}
-	return kept
+	opt := &vecmath.SearchOptions{K: n, Floor: floor, MinWeight: 1 - Alpha, MaxWeight: 1 + Alpha,
+		Weight: func(seg, row int) (float32, bool) {
+			a := doms[seg].rows[row]
+			if s.seated[a] || !s.visible(a) {
+				return 0, false
+			}
+			return float32(1 + Alpha*a.Valence), true
+		}}
+	var cands []candidate
+	searchDomains(s.f.dim, s.req.Vector, doms, opt, func(d *domainIndex, h vecmath.Hit) {
+		a := d.rows[h.Row]
+		byAtom[a] = len(cands)
+		sim := float64(h.Sim)
+		cands = append(cands, s.score(a, d.vec(a, s.f.dim), sim, sim, SourceSemantic))
+	})
+	return cands
 }
 
 // cutTies makes a full top-n selection independent of row order: TopK

@@ -2,6 +2,8 @@ package raftfsm
 
 import (
 	"sort"
+
+	"github.com/hebbdb/hebb/vecmath"
 )
 
 // tenant is the state of one org or room inside a group.
@@ -37,11 +39,24 @@ func newTenant(id string) *tenant {
 
 // domainIndex is one domain's contiguous vector arena: row i belongs to
 // rows[i]. Secrets have no vector and are only counted.
+//
+// codes are the rows' compact codes (vecmath.Codes: row i encodes row i),
+// kept while the domain holds at least codedRows/4 rows and always when it
+// holds codedRows or more, which is when searches and the write gate use
+// them. They are derived state: a function of each row's vector, so not in
+// snapshots; restore rebuilds them as it re-inserts the rows.
 type domainIndex struct {
 	arena   []float32
 	rows    []*Atom
+	codes   *vecmath.Codes
 	secrets int
 }
+
+// codedRows is the size from which a domain keeps codes and is searched
+// through them: below it an exact scan is about as fast (a quantised search
+// costs tens of microseconds whatever the size). A variable so tests can
+// exercise the quantised path on small data.
+var codedRows = 1024
 
 func (d *domainIndex) empty() bool { return len(d.rows) == 0 && d.secrets == 0 }
 
@@ -49,10 +64,23 @@ func (d *domainIndex) vec(a *Atom, dim int) []float32 {
 	return d.arena[a.slot*dim : (a.slot+1)*dim]
 }
 
+// coded reports whether searches of the domain go through its codes.
+func (d *domainIndex) coded() bool { return len(d.rows) >= codedRows }
+
 func (d *domainIndex) add(a *Atom, vec []float32) {
 	a.slot = len(d.rows)
 	d.rows = append(d.rows, a)
 	d.arena = append(d.arena, vec...)
+	switch {
+	case d.codes != nil:
+		d.codes.Append(vec)
+	case d.coded():
+		dim := len(vec)
+		d.codes = vecmath.NewCodes(quantizer(dim))
+		for i := range d.rows {
+			d.codes.Append(d.arena[i*dim : (i+1)*dim])
+		}
+	}
 }
 
 // remove swap-removes a's row; the last row moves into its slot.
@@ -63,6 +91,13 @@ func (d *domainIndex) remove(a *Atom, dim int) {
 		copy(d.arena[a.slot*dim:(a.slot+1)*dim], d.arena[last*dim:(last+1)*dim])
 		d.rows[a.slot] = moved
 		moved.slot = a.slot
+	}
+	if d.codes != nil {
+		d.codes.Move(a.slot, last)
+		d.codes.Truncate(last)
+		if last < codedRows/4 {
+			d.codes = nil // small again: the memory is worth more
+		}
 	}
 	d.rows[last] = nil
 	d.rows = d.rows[:last]

@@ -153,6 +153,9 @@ func (f *FSM) nearestTip(t *tenant, it *WriteItem, targets []*Atom) (*Atom, floa
 		}
 		return false
 	}
+	if d.coded() {
+		return nearestCoded(f.dim, d, it.Vector, skip)
+	}
 	// SIMD ranks the rows; the best few are then re-scored with the Ref
 	// kernel, which rounds identically on every CPU, so replicas agree on
 	// the stored importance and the gate's verdict (SIMD and scalar dot
@@ -176,6 +179,25 @@ func (f *FSM) nearestTip(t *tenant, it *WriteItem, targets []*Atom) (*Atom, floa
 	if best == nil {
 		return nil, 0
 	}
+	return best, bestCos
+}
+
+// nearestCoded is nearestTip's search through the domain's codes: the
+// quantised search with DotRef as its exact kernel, so every replica,
+// whatever its CPU, finds the same row and the same cosine. It finds the
+// nearest row unless an estimate misses its bound (vecmath doc), and then
+// every replica misses it alike: the codes are a function of the rows.
+func nearestCoded(dim int, d *domainIndex, vec []float32, skip func(i int) bool) (*Atom, float32) {
+	opt := &vecmath.SearchOptions{K: 1, Floor: noFloor, Exact: vecmath.DotRef, MinWeight: 1, MaxWeight: 1,
+		Weight: func(_, row int) (float32, bool) { return 1, !skip(row) }}
+	var best *Atom
+	var bestCos float32
+	searchDomains(dim, vec, []*domainIndex{d}, opt, func(d *domainIndex, h vecmath.Hit) {
+		// Hits tie at the best cosine; the lowest ID wins, as in nearestTip.
+		if a := d.rows[h.Row]; best == nil || compareID(a.ID, best.ID) < 0 {
+			best, bestCos = a, h.Sim
+		}
+	})
 	return best, bestCos
 }
 

@@ -1,0 +1,85 @@
+package raftfsm
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hebbdb/hebb/vecmath"
+)
+
+// Quantised search (vecmath.Searcher) over the domain arenas: search.go
+// and write.go call it when the rows in scope reach codedRows.
+
+// parallelRows is the number of rows in scope from which a search splits
+// its scans over GOMAXPROCS goroutines.
+const parallelRows = 32768
+
+// coding is the quantizer of one dimension and a pool of searchers (their
+// scratch is sized by the largest search they ran).
+type coding struct {
+	q    *vecmath.Quantizer
+	pool sync.Pool
+}
+
+var codings sync.Map // dim -> *coding
+
+func codingFor(dim int) *coding {
+	if c, ok := codings.Load(dim); ok {
+		return c.(*coding)
+	}
+	q := vecmath.NewQuantizer(dim)
+	c, _ := codings.LoadOrStore(dim, &coding{q: q, pool: sync.Pool{
+		New: func() any { return vecmath.NewSearcher(q) },
+	}})
+	return c.(*coding)
+}
+
+// quantizer returns the (deterministic, shared) quantizer of dim.
+func quantizer(dim int) *vecmath.Quantizer { return codingFor(dim).q }
+
+// searchDomains runs a quantised search over the domains and calls hit for
+// every row it returns (score order). Domains below the size that keeps
+// codes are scanned exactly inside the same search.
+func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.SearchOptions, hit func(d *domainIndex, h vecmath.Hit)) {
+	c := codingFor(dim)
+	s := c.pool.Get().(*vecmath.Searcher)
+	defer c.pool.Put(s)
+	segs := make([]vecmath.Segment, len(doms))
+	rows := 0
+	for i, d := range doms {
+		segs[i] = vecmath.Segment{Arena: d.arena, Rows: len(d.rows), Codes: d.codes}
+		rows += len(d.rows)
+	}
+	if rows >= parallelRows && runtime.GOMAXPROCS(0) > 1 {
+		opt.Fanout = fanout
+	}
+	for _, h := range s.Search(vec, segs, opt) {
+		hit(doms[h.Seg], h)
+	}
+}
+
+// fanout runs task(0..n-1) on up to GOMAXPROCS goroutines, the caller's
+// included, and returns when all are done.
+func fanout(n int, task func(i int)) {
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			task(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(n, runtime.GOMAXPROCS(0)) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+}
+
+// noFloor is the floor of a search that keeps every score.
+var noFloor = float32(math.Inf(-1))

@@ -1,0 +1,218 @@
+package vecmath
+
+import (
+	"fmt"
+	"math"
+)
+
+// blockRows is how many rows share one block of 1-bit codes: the scan
+// kernel looks up 32 rows with one 32-byte shuffle.
+const blockRows = 32
+
+// Codes holds compact codes of an arena's rows, row i encoding row i:
+//
+//   - 1 bit per rotated coordinate (its sign), laid out in blocks of 32 rows
+//     so the scan kernel reads them as 4-bit lookups ("fast scan");
+//   - 4 bits per rotated coordinate (round(x/scale) in [-7, 7]), row-major;
+//   - per row, the factors the two estimators and their error bounds need.
+//
+// With d = PaddedDim that is d/8 + d/2 + 16 bytes a row (256 at d = 384,
+// a sixth of the float32 row). Codes are derived state: a function of each
+// row's vector alone, so they never depend on row order or history, and they
+// can be rebuilt from the arena at any time.
+//
+// A Codes value is not safe for concurrent mutation; concurrent reads
+// (Search) are safe.
+type Codes struct {
+	q    *Quantizer
+	n    int
+	bits []byte // blocks of 32 rows x pdim/8 bytes
+	nib  []byte // pdim/2 bytes a row
+	// Per-row factors of the estimators (see encode); c1 and sd1 are read
+	// by the scan kernel a block at a time, so their length is a multiple
+	// of 32 (rows past n hold zeros).
+	c1  []float32 // |r|^2 / |r|_1: the 1-bit estimate is c1 * sum(sign(r_j) * q_j)
+	sd1 []float32 // deviation of the 1-bit estimate for a unit query, times |r|
+	s4  []float32 // int4 step
+	nrm []float32 // |r|; +Inf marks an exact-only row
+	// inexact counts exact-only rows: rows whose rotation is not finite.
+	inexact int
+	rot     []float32 // scratch: rotated row
+	tmp     []float32
+}
+
+// exactOnly reports whether row i must always be evaluated exactly.
+func (c *Codes) exactOnly(i int) bool { return !(c.nrm[i] <= math.MaxFloat32) }
+
+// NewCodes returns empty codes for rows of q's dimension.
+func NewCodes(q *Quantizer) *Codes {
+	return &Codes{q: q, rot: make([]float32, q.pdim), tmp: make([]float32, q.pdim)}
+}
+
+// Len is the number of rows encoded.
+func (c *Codes) Len() int { return c.n }
+
+// Quantizer returns the quantizer the codes were made with.
+func (c *Codes) Quantizer() *Quantizer { return c.q }
+
+// Bytes is the memory the codes hold (capacity included).
+func (c *Codes) Bytes() int {
+	return cap(c.bits) + cap(c.nib) + 4*(cap(c.c1)+cap(c.sd1)+cap(c.s4)+cap(c.nrm)+cap(c.rot)+cap(c.tmp))
+}
+
+func (c *Codes) blockBytes() int { return blockRows * c.q.pdim / 8 }
+func (c *Codes) nibBytes() int   { return c.q.pdim / 2 }
+
+// Append encodes vec (length Dim) as row Len().
+func (c *Codes) Append(vec []float32) {
+	if len(vec) != c.q.dim {
+		panic(fmt.Sprintf("vecmath: vector length %d != dim %d", len(vec), c.q.dim))
+	}
+	if c.n%blockRows == 0 {
+		c.bits = append(c.bits, make([]byte, c.blockBytes())...)
+		c.c1 = append(c.c1, make([]float32, blockRows)...)
+		c.sd1 = append(c.sd1, make([]float32, blockRows)...)
+	}
+	c.nib = append(c.nib, make([]byte, c.nibBytes())...)
+	c.s4 = append(c.s4, 0)
+	c.nrm = append(c.nrm, 0)
+	c.n++
+	c.encode(c.n-1, vec)
+}
+
+// Set re-encodes row i from vec.
+func (c *Codes) Set(i int, vec []float32) {
+	c.check(i)
+	c.encode(i, vec)
+}
+
+// Move copies the codes of row src over row dst (the arena's swap-remove
+// moves its last row the same way before truncating).
+func (c *Codes) Move(dst, src int) {
+	c.check(dst)
+	c.check(src)
+	if dst == src {
+		return
+	}
+	pairs := c.q.pdim / 8
+	db, dr := c.bitsAt(dst)
+	sb, sr := c.bitsAt(src)
+	for m := range pairs {
+		db[32*m+dr] = sb[32*m+sr]
+	}
+	nb := c.nibBytes()
+	copy(c.nib[dst*nb:(dst+1)*nb], c.nib[src*nb:(src+1)*nb])
+	if c.exactOnly(dst) {
+		c.inexact--
+	}
+	if c.exactOnly(src) {
+		c.inexact++
+	}
+	c.c1[dst], c.sd1[dst], c.s4[dst], c.nrm[dst] = c.c1[src], c.sd1[src], c.s4[src], c.nrm[src]
+}
+
+// Truncate keeps rows [0, n).
+func (c *Codes) Truncate(n int) {
+	if n < 0 || n > c.n {
+		panic(fmt.Sprintf("vecmath: truncate %d codes to %d", c.n, n))
+	}
+	for i := n; i < c.n; i++ {
+		if c.exactOnly(i) {
+			c.inexact--
+		}
+	}
+	// Clear the dropped rows of the last kept block, so a block's bytes are
+	// always a function of its live rows.
+	for i := n; i < c.n && i%blockRows != 0; i++ {
+		b, r := c.bitsAt(i)
+		for m := range c.q.pdim / 8 {
+			b[32*m+r] = 0
+		}
+		c.c1[i], c.sd1[i] = 0, 0
+	}
+	c.n = n
+	blocks := (n + blockRows - 1) / blockRows
+	c.bits = c.bits[:blocks*c.blockBytes()]
+	c.c1 = c.c1[:blocks*blockRows]
+	c.sd1 = c.sd1[:blocks*blockRows]
+	c.nib = c.nib[:n*c.nibBytes()]
+	c.s4 = c.s4[:n]
+	c.nrm = c.nrm[:n]
+}
+
+func (c *Codes) check(i int) {
+	if i < 0 || i >= c.n {
+		panic(fmt.Sprintf("vecmath: code row %d outside [0, %d)", i, c.n))
+	}
+}
+
+// bitsAt returns the block holding row i and i's position in it.
+func (c *Codes) bitsAt(i int) ([]byte, int) {
+	bb := c.blockBytes()
+	b := i / blockRows
+	return c.bits[b*bb : (b+1)*bb], i % blockRows
+}
+
+// encode writes row i's codes. A row whose rotation is not finite (it holds
+// NaN or ±Inf, or overflows) is marked exact-only (nrm = +Inf): searches
+// always evaluate it exactly, so it behaves as in an exact scan.
+func (c *Codes) encode(i int, vec []float32) {
+	r := c.rot
+	c.q.rotate(vec, r, c.tmp)
+	var ss, l1 float64
+	for _, x := range r {
+		ss += float64(x) * float64(x)
+		l1 += math.Abs(float64(x))
+	}
+	d := c.q.pdim
+	block, pos := c.bitsAt(i)
+	nib := c.nib[i*c.nibBytes() : (i+1)*c.nibBytes()]
+	if c.exactOnly(i) {
+		c.inexact--
+	}
+	c.c1[i], c.sd1[i], c.s4[i], c.nrm[i] = 0, 0, 0, 0
+	clear(nib)
+	for m := range d / 8 {
+		block[32*m+pos] = 0
+	}
+	switch {
+	case math.IsNaN(ss) || math.IsInf(ss, 0):
+		c.nrm[i] = float32(math.Inf(1))
+		c.inexact++
+		return
+	case l1 == 0:
+		return // the zero row: every estimate is exactly 0
+	}
+	nrm := math.Sqrt(ss)
+	// <obar, o>: how well the sign vector aligns with the row (RaBitQ).
+	ob := min(l1/(math.Sqrt(float64(d))*nrm), 1)
+	c.c1[i] = float32(ss / l1)
+	c.sd1[i] = float32(math.Sqrt((1-ob*ob)/(ob*ob)/float64(d-1)) * nrm)
+	c.nrm[i] = float32(nrm)
+	// Sign bits: bit t of the nibble of position p is coordinate 4p+t.
+	for m := range d / 8 {
+		var b byte
+		for t := range 8 {
+			if r[8*m+t] >= 0 {
+				b |= 1 << t
+			}
+		}
+		block[32*m+pos] = b
+	}
+	// int4: per 64 coordinates, byte i holds coordinate i (low nibble) and
+	// i+32 (high nibble), each stored as k+7 for k in [-7, 7].
+	s4 := maxAbs(r) / int4Max
+	c.s4[i] = s4
+	for ch := range d / 64 {
+		for i := range 32 {
+			lo := int4Code(r[64*ch+i], s4)
+			hi := int4Code(r[64*ch+32+i], s4)
+			nib[32*ch+i] = lo | hi<<4
+		}
+	}
+}
+
+func int4Code(x, step float32) byte {
+	k := int(math.Round(float64(x / step)))
+	return byte(max(-int4Max, min(int4Max, k)) + int4Max)
+}

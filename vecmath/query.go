@@ -1,0 +1,85 @@
+package vecmath
+
+import (
+	"math"
+	"math/bits"
+)
+
+// codeQuery is a query prepared for both code stages.
+type codeQuery struct {
+	rot, tmp []float32
+	lut      []byte    // stage 1: per pair, 16 entries per nibble position
+	q5       []int8    // stage 1 quantised query, in [-15, 15]
+	q8       []int8    // stage 2 quantised query, in [-127, 127]
+	k        estConsts // stage 1: a5 = sum |q5| (a scan sum is sum(sign*q5) + a5), s5, bound constants
+	sum8     int32     // sum q8
+	s8       float32
+	// Stage 2 bound constants, epsilon folded in: bound = s4*e4 + nrm*k4.
+	e4, k4 float32
+}
+
+func newCodeQuery(pdim int) *codeQuery {
+	return &codeQuery{rot: make([]float32, pdim), tmp: make([]float32, pdim),
+		lut: make([]byte, 4*pdim), q5: make([]int8, pdim), q8: make([]int8, pdim)}
+}
+
+// prepare rotates and quantises vec. It returns false when the query is zero
+// or not finite: the caller then scans exactly.
+func (cq *codeQuery) prepare(q *Quantizer, vec []float32) bool {
+	q.rotate(vec, cq.rot, cq.tmp)
+	var ss float64
+	for _, x := range cq.rot {
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 || math.IsNaN(ss) || math.IsInf(ss, 0) {
+		return false
+	}
+	qn := float32(math.Sqrt(ss))
+	m := maxAbs(cq.rot)
+	cq.k.s5 = m / q5Levels
+	cq.s8 = m / q8Levels
+	if !(cq.k.s5 > 0) || !(cq.s8 > 0) {
+		return false // subnormal queries: not worth a special case
+	}
+	_, cq.k.a5 = quantizeTo(cq.rot, cq.k.s5, q5Levels, cq.q5)
+	cq.sum8, _ = quantizeTo(cq.rot, cq.s8, q8Levels, cq.q8)
+	cq.buildLUT()
+	// Rounding the query to steps s adds an error of deviation about
+	// s/sqrt(12) per coordinate. In stage 1 it is multiplied by the signs
+	// (norm sqrt(d)) and by c1; in stage 2 by the decoded row (norm ~|r|).
+	d := float32(math.Sqrt(float64(q.pdim)))
+	cq.k.e1 = bitsEps * qn
+	cq.k.k1 = float32(bitsEps * inv12 * float64(d*cq.k.s5))
+	cq.e4 = float32(int4Eps * inv12 * float64(qn))
+	cq.k4 = float32(int4Eps * inv12 * float64(cq.s8))
+	return true
+}
+
+// buildLUT fills the stage-1 tables: for nibble position p (coordinates
+// 4p..4p+3) and pattern x, the sum over t of q5[4p+t] if bit t of x is set
+// (the row's coordinate is >= 0) and -q5[4p+t] otherwise, plus
+// sum |q5[4p+t]| so that entries are in [0, 120]. Setting bit t adds
+// 2*q5[4p+t] to the entry without it.
+func (cq *codeQuery) buildLUT() {
+	for p := range len(cq.q5) / 4 {
+		lut := cq.lut[32*(p/2)+16*(p%2):][:16]
+		q := cq.q5[4*p : 4*p+4]
+		var e0 int
+		for _, v := range q {
+			e0 += max(int(v), -int(v)) - int(v)
+		}
+		lut[0] = byte(e0)
+		for x := 1; x < 16; x++ {
+			t := bits.TrailingZeros(uint(x))
+			lut[x] = byte(int(lut[x&(x-1)]) + 2*int(q[t]))
+		}
+	}
+}
+
+// est4 converts an int4 dot of a row into its estimate and upper bound
+// (rounded as estConsts.est is, for the same reason).
+func (cq *codeQuery) est4(dot int32, s4, nrm float32) (est, ub float32) {
+	t := float32(dot-int4Max*cq.sum8) * cq.s8
+	est = s4 * t
+	return est, est + (float32(s4*cq.e4) + float32(nrm*cq.k4))
+}

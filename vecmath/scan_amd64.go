@@ -1,0 +1,73 @@
+//go:build amd64
+
+package vecmath
+
+import "slices"
+
+// scanBitsAVX2 is ScanBits in AVX2 (scan_amd64.s); blocks and pairs > 0.
+//
+//go:noescape
+func scanBitsAVX2(lut, codes *byte, blocks, pairs, stride int, out *uint16)
+
+// dotInt4RowsAVX2 is DotInt4Rows in AVX2 (scan_amd64.s); n and chunks > 0.
+//
+//go:noescape
+func dotInt4RowsAVX2(q *int8, codes *byte, rowBytes int, rows *int32, n, chunks int, out *int32)
+
+// scanEstAVX2 is scanEst in AVX2 (scan_amd64.s); blocks and pairs > 0.
+//
+//go:noescape
+func scanEstAVX2(lut, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, est, ub, bmax *float32)
+
+// filterGEAVX2 is filterGE in AVX2 (scan_amd64.s); n a multiple of 8.
+//
+//go:noescape
+func filterGEAVX2(v *float32, n int, t float32, base int32, out *int32) int
+
+func scanEst(lut, codes []byte, blocks, pairs, stride int, c1, sd1 []float32, k *estConsts, est, ub, bmax []float32, raw []uint16) {
+	if accelerated {
+		scanEstAVX2(&lut[0], &codes[0], blocks, pairs, stride, &c1[0], &sd1[0], k, &est[0], &ub[0], &bmax[0])
+		return
+	}
+	scanEstRef(lut, codes, blocks, pairs, stride, c1, sd1, k, est, ub, bmax, raw)
+}
+
+func filterGE(v []float32, t float32, base int32, out []int32) []int32 {
+	n := len(v) &^ 7
+	if accelerated && n > 0 {
+		out = slices.Grow(out, n)
+		m := filterGEAVX2(&v[0], n, t, base, &out[len(out):cap(out)][0])
+		out = out[:len(out)+m]
+		return filterGERef(v[n:], t, base+int32(n), out)
+	}
+	return filterGERef(v, t, base, out)
+}
+
+func scanBits(lut, codes []byte, blocks, pairs, stride int, out []uint16) {
+	if accelerated {
+		scanBitsAVX2(&lut[0], &codes[0], blocks, pairs, stride, &out[0])
+		return
+	}
+	scanBitsRef(lut, codes, blocks, pairs, stride, out)
+}
+
+func dotInt4Rows(q []int8, codes []byte, rows []int32, out []int32) {
+	if accelerated && len(rows) > 0 {
+		dotInt4RowsAVX2(&q[0], &codes[0], len(q)/2, &rows[0], len(rows), len(q)/64, &out[0])
+		return
+	}
+	dotInt4RowsRef(q, codes, rows, out)
+}
+
+// fwhtAVX2 is fwht in AVX (scan_amd64.s), on 128 floats.
+//
+//go:noescape
+func fwhtAVX2(a *float32)
+
+func fwht(a []float32) {
+	if accelerated {
+		fwhtAVX2(&a[:rotBlock][0])
+		return
+	}
+	fwhtRef(a)
+}

@@ -1,0 +1,375 @@
+//go:build amd64
+
+#include "textflag.h"
+
+// func scanBitsAVX2(lut, codes *byte, blocks, pairs, stride int, out *uint16)
+//
+// Per block of 32 rows and per pair of nibble positions: split the 32 code
+// bytes into low and high nibbles, look both up with VPSHUFB in the pair's
+// two 16-entry tables (broadcast to both lanes), add the two byte results
+// (at most 240) and accumulate them as 16-bit words. Y0 sums whole words
+// (even row + 256 * odd row, wrapping) and Y1 sums the high bytes (odd
+// rows), so even rows are Y0 - Y1<<8. The two are interleaved back into row
+// order and stored as 32 uint16.
+TEXT ·scanBitsAVX2(SB), NOSPLIT, $0-48
+	MOVQ lut+0(FP), SI
+	MOVQ codes+8(FP), DI
+	MOVQ blocks+16(FP), CX
+	MOVQ pairs+24(FP), DX
+	MOVQ stride+32(FP), R8
+	MOVQ out+40(FP), R9
+	MOVQ $0x0f0f0f0f0f0f0f0f, AX
+	MOVQ AX, X15
+	VPBROADCASTQ X15, Y15
+
+block:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	MOVQ  SI, R10
+	MOVQ  DI, R11
+	MOVQ  DX, R12
+
+pair:
+	VMOVDQU        (R11), Y2
+	VPSRLW         $4, Y2, Y3
+	VPAND          Y15, Y2, Y2
+	VPAND          Y15, Y3, Y3
+	VBROADCASTI128 (R10), Y4
+	VBROADCASTI128 16(R10), Y5
+	VPSHUFB        Y2, Y4, Y4
+	VPSHUFB        Y3, Y5, Y5
+	VPADDB         Y5, Y4, Y4
+	VPADDW         Y4, Y0, Y0
+	VPSRLW         $8, Y4, Y4
+	VPADDW         Y4, Y1, Y1
+	ADDQ           $32, R10
+	ADDQ           $32, R11
+	DECQ           R12
+	JNZ            pair
+
+	VPSLLW     $8, Y1, Y2
+	VPSUBW     Y2, Y0, Y0
+	VPUNPCKLWD Y1, Y0, Y2
+	VPUNPCKHWD Y1, Y0, Y3
+	VPERM2I128 $0x20, Y3, Y2, Y4
+	VPERM2I128 $0x31, Y3, Y2, Y5
+	VMOVDQU    Y4, (R9)
+	VMOVDQU    Y5, 32(R9)
+	ADDQ       $64, R9
+	ADDQ       R8, DI
+	DECQ       CX
+	JNZ        block
+
+	VZEROUPPER
+	RET
+
+// func dotInt4RowsAVX2(q *int8, codes *byte, rowBytes int, rows *int32, n, chunks int, out *int32)
+//
+// Per row and per 64 coordinates: split 32 code bytes into low and high
+// nibbles (unsigned), multiply them with the query's signed bytes by
+// VPMADDUBSW (pairs of products, at most 2*15*127 in magnitude, so no
+// saturation), add the two, widen to 32 bits by VPMADDWD with ones and
+// accumulate; finally sum the eight lanes.
+TEXT ·dotInt4RowsAVX2(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ codes+8(FP), DI
+	MOVQ rowBytes+16(FP), R8
+	MOVQ rows+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ chunks+40(FP), DX
+	MOVQ out+48(FP), R9
+	MOVQ $0x0f0f0f0f0f0f0f0f, AX
+	MOVQ AX, X15
+	VPBROADCASTQ X15, Y15
+	MOVQ $0x0001000100010001, AX
+	MOVQ AX, X14
+	VPBROADCASTQ X14, Y14
+
+row:
+	// Prefetch the row 16 places ahead (its first 256 bytes): rows are
+	// scattered, so the hardware prefetcher cannot guess them, and a row
+	// takes far less time to compute than to fetch.
+	CMPQ        CX, $16
+	JLE         noprefetch
+	MOVLQSX     64(BX), AX
+	IMULQ       R8, AX
+	PREFETCHT0  (DI)(AX*1)
+	PREFETCHT0  64(DI)(AX*1)
+	PREFETCHT0  128(DI)(AX*1)
+	PREFETCHT0  192(DI)(AX*1)
+
+noprefetch:
+	MOVLQSX (BX), AX
+	IMULQ   R8, AX
+	LEAQ    (DI)(AX*1), R11
+	MOVQ    SI, R10
+	MOVQ    DX, R12
+	VPXOR   Y0, Y0, Y0
+
+chunk:
+	VMOVDQU    (R11), Y2
+	VPSRLW     $4, Y2, Y3
+	VPAND      Y15, Y2, Y2
+	VPAND      Y15, Y3, Y3
+	VPMADDUBSW (R10), Y2, Y2
+	VPMADDUBSW 32(R10), Y3, Y3
+	VPADDW     Y3, Y2, Y2
+	VPMADDWD   Y14, Y2, Y2
+	VPADDD     Y2, Y0, Y0
+	ADDQ       $32, R11
+	ADDQ       $64, R10
+	DECQ       R12
+	JNZ        chunk
+
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, (R9)
+	ADDQ         $4, R9
+	ADDQ         $4, BX
+	DECQ         CX
+	JNZ          row
+
+	VZEROUPPER
+	RET
+
+// func scanEstAVX2(lut, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, est, ub, bmax *float32)
+//
+// scanBitsAVX2 followed, per block, by the stage-1 estimates of its 32
+// rows, with the same float32 operations in the same order as estRef:
+// t = float32(sum - a5) * s5; est = c1 * t; ub = est + (sd1*e1 + c1*k1);
+// bmax gets the block's largest estimate.
+TEXT ·scanEstAVX2(SB), NOSPLIT, $0-88
+	MOVQ lut+0(FP), SI
+	MOVQ codes+8(FP), DI
+	MOVQ blocks+16(FP), CX
+	MOVQ pairs+24(FP), DX
+	MOVQ stride+32(FP), R8
+	MOVQ c1+40(FP), R13
+	MOVQ sd1+48(FP), R14
+	MOVQ k+56(FP), AX
+	MOVQ est+64(FP), R9
+	MOVQ ub+72(FP), R15
+	MOVQ bmax+80(FP), BX
+	VPBROADCASTD 0(AX), Y14  // a5
+	VBROADCASTSS 4(AX), Y13  // s5
+	VBROADCASTSS 8(AX), Y12  // e1
+	VBROADCASTSS 12(AX), Y11 // k1
+	MOVQ $0x0f0f0f0f0f0f0f0f, AX
+	MOVQ AX, X15
+	VPBROADCASTQ X15, Y15
+
+eblock:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	MOVQ  SI, R10
+	MOVQ  DI, R11
+	MOVQ  DX, R12
+
+epair:
+	VMOVDQU        (R11), Y2
+	VPSRLW         $4, Y2, Y3
+	VPAND          Y15, Y2, Y2
+	VPAND          Y15, Y3, Y3
+	VBROADCASTI128 (R10), Y4
+	VBROADCASTI128 16(R10), Y5
+	VPSHUFB        Y2, Y4, Y4
+	VPSHUFB        Y3, Y5, Y5
+	VPADDB         Y5, Y4, Y4
+	VPADDW         Y4, Y0, Y0
+	VPSRLW         $8, Y4, Y4
+	VPADDW         Y4, Y1, Y1
+	ADDQ           $32, R10
+	ADDQ           $32, R11
+	DECQ           R12
+	JNZ            epair
+
+	VPSLLW     $8, Y1, Y2
+	VPSUBW     Y2, Y0, Y0
+	VPUNPCKLWD Y1, Y0, Y2
+	VPUNPCKHWD Y1, Y0, Y3
+	VPERM2I128 $0x20, Y3, Y2, Y4 // rows 0-15
+	VPERM2I128 $0x31, Y3, Y2, Y5 // rows 16-31
+
+	VPMOVZXWD    X4, Y6
+	VEXTRACTI128 $1, Y4, X7
+	VPMOVZXWD    X7, Y7
+	VPMOVZXWD    X5, Y8
+	VEXTRACTI128 $1, Y5, X9
+	VPMOVZXWD    X9, Y9
+
+#define EST(Y, off) \
+	VPSUBD    Y14, Y, Y; \
+	VCVTDQ2PS Y, Y; \
+	VMULPS    Y13, Y, Y; \
+	VMOVUPS   off(R13), Y10; \
+	VMULPS    Y10, Y, Y; \
+	VMOVUPS   Y, off(R9); \
+	VMULPS    off(R14), Y12, Y2; \
+	VMULPS    Y10, Y11, Y3; \
+	VADDPS    Y3, Y2, Y2; \
+	VADDPS    Y2, Y, Y2; \
+	VMOVUPS   Y2, off(R15)
+
+	EST(Y6, 0)
+	EST(Y7, 32)
+	EST(Y8, 64)
+	EST(Y9, 96)
+
+	VMAXPS       Y7, Y6, Y6
+	VMAXPS       Y9, Y8, Y8
+	VMAXPS       Y8, Y6, Y6
+	VEXTRACTF128 $1, Y6, X7
+	VMAXPS       X7, X6, X6
+	VPERMILPS    $0x4e, X6, X7
+	VMAXPS       X7, X6, X6
+	VPERMILPS    $0xb1, X6, X7
+	VMAXPS       X7, X6, X6
+	VMOVSS       X6, (BX)
+	ADDQ         $4, BX
+
+	ADDQ $128, R13
+	ADDQ $128, R14
+	ADDQ $128, R9
+	ADDQ $128, R15
+	ADDQ R8, DI
+	DECQ CX
+	JNZ  eblock
+
+	VZEROUPPER
+	RET
+
+// func filterGEAVX2(v *float32, n int, t float32, base int32, out *int32) int
+//
+// Appends base+i to out for every i < n (a multiple of 8) with v[i] >= t
+// (NaN never qualifies) and returns how many it wrote.
+TEXT ·filterGEAVX2(SB), NOSPLIT, $0-40
+	MOVQ         v+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS t+16(FP), Y1
+	MOVL         base+20(FP), R8
+	MOVQ         out+24(FP), DI
+	MOVQ         DI, R10
+	XORQ         DX, DX
+
+fblock:
+	CMPQ      DX, CX
+	JGE       fdone
+	VMOVUPS   (SI)(DX*4), Y0
+	VCMPPS    $0x1d, Y1, Y0, Y2
+	VMOVMSKPS Y2, AX
+	TESTL     AX, AX
+	JZ        fnext
+
+fbit:
+	BSFL  AX, BX
+	LEAL  (R8)(DX*1), R9
+	ADDL  BX, R9
+	MOVL  R9, (DI)
+	ADDQ  $4, DI
+	LEAL  -1(AX), BX
+	ANDL  BX, AX
+	JNZ   fbit
+
+fnext:
+	ADDQ $8, DX
+	JMP  fblock
+
+fdone:
+	SUBQ DI, R10
+	NEGQ R10
+	SHRQ $2, R10
+	MOVQ R10, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func fwhtAVX2(a *float32)
+//
+// fwhtRef over 128 floats: stages 1, 2 and 4 inside each 8-float register
+// (a permuted copy, its sum and difference, blended), stages 8, 16 and 32
+// across eight registers at a time, stage 64 across the two halves. Every
+// output is the same sum or difference of the same operands as in fwhtRef.
+TEXT ·fwhtAVX2(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), SI
+	MOVQ SI, DI
+	MOVQ $16, CX
+
+inlane:
+	VMOVUPS    (DI), Y0
+	VPERMILPS  $0xb1, Y0, Y1
+	VADDPS     Y1, Y0, Y2
+	VSUBPS     Y0, Y1, Y3
+	VBLENDPS   $0xaa, Y3, Y2, Y0
+	VPERMILPS  $0x4e, Y0, Y1
+	VADDPS     Y1, Y0, Y2
+	VSUBPS     Y0, Y1, Y3
+	VBLENDPS   $0xcc, Y3, Y2, Y0
+	VPERM2F128 $0x01, Y0, Y0, Y1
+	VADDPS     Y1, Y0, Y2
+	VSUBPS     Y0, Y1, Y3
+	VBLENDPS   $0xf0, Y3, Y2, Y0
+	VMOVUPS    Y0, (DI)
+	ADDQ       $32, DI
+	DECQ       CX
+	JNZ        inlane
+
+#define BFLY(X, Y) \
+	VSUBPS  Y, X, Y15; \
+	VADDPS  Y, X, X; \
+	VMOVAPS Y15, Y
+
+	MOVQ SI, DI
+	MOVQ $2, CX
+
+cross:
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	BFLY(Y0, Y1)
+	BFLY(Y2, Y3)
+	BFLY(Y4, Y5)
+	BFLY(Y6, Y7)
+	BFLY(Y0, Y2)
+	BFLY(Y1, Y3)
+	BFLY(Y4, Y6)
+	BFLY(Y5, Y7)
+	BFLY(Y0, Y4)
+	BFLY(Y1, Y5)
+	BFLY(Y2, Y6)
+	BFLY(Y3, Y7)
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	ADDQ    $256, DI
+	DECQ    CX
+	JNZ     cross
+
+	MOVQ SI, DI
+	MOVQ $8, CX
+
+half:
+	VMOVUPS (DI), Y0
+	VMOVUPS 256(DI), Y1
+	VADDPS  Y1, Y0, Y2
+	VSUBPS  Y1, Y0, Y3
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 256(DI)
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     half
+
+	VZEROUPPER
+	RET

@@ -1,0 +1,336 @@
+package vecmath
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+)
+
+// codedArena returns n random unit rows of dim floats and their codes.
+func codedArena(seed uint64, q *Quantizer, n int) ([]float32, *Codes) {
+	r := newRand(seed)
+	arena := make([]float32, 0, n*q.Dim())
+	c := NewCodes(q)
+	for range n {
+		v := randUnit(r, q.Dim())
+		arena = append(arena, v...)
+		c.Append(v)
+	}
+	return arena, c
+}
+
+func hitKeys(h []Hit) []string {
+	out := make([]string, len(h))
+	for i, x := range h {
+		out[i] = fmt.Sprintf("%d/%d:%v", x.Seg, x.Row, x.Score)
+	}
+	return out
+}
+
+// bounds returns the stage-1 and int4 upper bounds of row i of c for vec,
+// as a search computes them.
+func bounds(c *Codes, vec []float32, i int) (ub1, ub4 float32) {
+	cq := newCodeQuery(c.q.pdim)
+	if !cq.prepare(c.q, vec) {
+		return float32(math.Inf(1)), float32(math.Inf(1))
+	}
+	blocks := (c.n + blockRows - 1) / blockRows
+	n := blocks * blockRows
+	est, ub := make([]float32, n), make([]float32, n)
+	scanEstRef(cq.lut, c.bits, blocks, c.q.pdim/8, c.blockBytes(), c.c1, c.sd1, &cq.k, est, ub,
+		make([]float32, blocks), make([]uint16, n))
+	dot := make([]int32, 1)
+	dotInt4RowsRef(cq.q8, c.nib, []int32{int32(i)}, dot)
+	_, ub4 = cq.est4(dot[0], c.s4[i], c.nrm[i])
+	return ub[i], ub4
+}
+
+// checkSearch compares Search with SearchRef. They must agree exactly,
+// except that Search may miss a row whose exact score exceeds one of its
+// upper bounds (the one way a quantised search can differ); then Search
+// must equal SearchRef over the rows it did not miss. It returns how many
+// rows Search missed.
+func checkSearch(t *testing.T, s *Searcher, vec []float32, segs []Segment, opt *SearchOptions) int {
+	t.Helper()
+	got := slices.Clone(s.Search(vec, segs, opt))
+	want := slices.Clone(s.SearchRef(vec, segs, opt))
+	if slices.Equal(got, want) {
+		return 0
+	}
+	found := map[[2]int]bool{}
+	for _, h := range got {
+		found[[2]int{h.Seg, h.Row}] = true
+	}
+	missed := map[[2]int]bool{}
+	for _, h := range want {
+		if found[[2]int{h.Seg, h.Row}] {
+			continue
+		}
+		c := segs[h.Seg].Codes
+		if c == nil {
+			t.Fatalf("Search missed %+v of a segment scanned exactly", h)
+		}
+		ub1, ub4 := bounds(c, vec, h.Row)
+		if !(h.Sim > ub1 || h.Sim > ub4) {
+			t.Fatalf("Search missed %+v within its bounds (stage 1 %v, int4 %v):\n got %v\nwant %v",
+				h, ub1, ub4, hitKeys(got), hitKeys(want))
+		}
+		missed[[2]int{h.Seg, h.Row}] = true
+	}
+	without := *opt
+	without.Weight = func(seg, row int) (float32, bool) {
+		if missed[[2]int{seg, row}] {
+			return 0, false
+		}
+		if opt.Weight == nil {
+			return 1, true
+		}
+		return opt.Weight(seg, row)
+	}
+	if opt.Weight == nil {
+		without.MinWeight, without.MaxWeight = 1, 1
+	}
+	if rest := s.SearchRef(vec, segs, &without); !slices.Equal(got, rest) {
+		t.Fatalf("Search = %v\nwant %v (the exact result without the %d rows it missed)", hitKeys(got), hitKeys(rest), len(missed))
+	}
+	return len(missed)
+}
+
+func TestSearchMatchesReference(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		for _, dim := range []int{8, 100, 384} {
+			q := NewQuantizer(dim)
+			for _, n := range []int{0, 1, 31, 33, 2000} {
+				arena, codes := codedArena(uint64(dim*n+1), q, n)
+				for _, k := range []int{1, 10, 50} {
+					t.Run(fmt.Sprintf("dim=%d/n=%d/k=%d", dim, n, k), func(t *testing.T) {
+						s := NewSearcher(q)
+						r := newRand(uint64(k))
+						for range 5 {
+							vec := randUnit(r, dim)
+							segs := []Segment{{Arena: arena, Rows: n, Codes: codes}}
+							opt := &SearchOptions{K: k, Floor: float32(math.Inf(-1))}
+							checkSearch(t, s, vec, segs, opt)
+						}
+					})
+				}
+			}
+		}
+	})
+}
+
+// searchCase builds segments and options for one table case.
+type searchCase struct {
+	name  string
+	dim   int
+	rows  []int // rows per segment; a negative count is a segment without codes
+	k     int
+	floor float32
+	// weight, when set, is the weight of row r of segment s, 0 meaning
+	// ineligible.
+	weight func(s, r int) float32
+	edit   func(arena []float32, dim int) // changes rows before encoding
+	fanout bool
+}
+
+func (c searchCase) build(seed uint64) ([]Segment, *SearchOptions, *Quantizer) {
+	q := NewQuantizer(c.dim)
+	r := newRand(seed)
+	var segs []Segment
+	for _, n := range c.rows {
+		rows := max(n, -n)
+		arena := make([]float32, 0, rows*c.dim)
+		for range rows {
+			arena = append(arena, randUnit(r, c.dim)...)
+		}
+		if c.edit != nil {
+			c.edit(arena, c.dim)
+		}
+		sg := Segment{Arena: arena, Rows: rows}
+		if n >= 0 {
+			sg.Codes = NewCodes(q)
+			for i := range rows {
+				sg.Codes.Append(arena[i*c.dim : (i+1)*c.dim])
+			}
+		}
+		segs = append(segs, sg)
+	}
+	opt := &SearchOptions{K: c.k, Floor: c.floor}
+	if c.weight != nil {
+		opt.Weight = func(s, r int) (float32, bool) {
+			w := c.weight(s, r)
+			return w, w > 0
+		}
+		opt.MinWeight, opt.MaxWeight = 0.75, 1.25
+	}
+	if c.fanout {
+		opt.Fanout = fanout
+	}
+	return segs, opt, q
+}
+
+func TestSearchCases(t *testing.T) {
+	ninf := float32(math.Inf(-1))
+	valence := func(s, r int) float32 { return 0.75 + 0.5*float32((s*7919+r*104729)%1000)/999 }
+	cases := []searchCase{
+		{name: "one segment", dim: 384, rows: []int{3000}, k: 10, floor: ninf},
+		{name: "k above rows", dim: 64, rows: []int{40}, k: 100, floor: ninf},
+		{name: "k zero", dim: 64, rows: []int{40}, k: 0, floor: ninf},
+		{name: "no rows", dim: 64, rows: []int{0, 0}, k: 5, floor: ninf},
+		{name: "segments with and without codes", dim: 128, rows: []int{1000, -300, 0, 777, -1}, k: 20, floor: ninf},
+		{name: "weights", dim: 384, rows: []int{2500}, k: 10, floor: ninf, weight: valence},
+		{name: "most rows ineligible", dim: 384, rows: []int{3000}, k: 10, floor: ninf,
+			weight: func(s, r int) float32 {
+				if r%97 != 0 {
+					return 0
+				}
+				return 1
+			}},
+		{name: "every row ineligible", dim: 64, rows: []int{500}, k: 3, floor: ninf,
+			weight: func(int, int) float32 { return 0 }},
+		{name: "high floor", dim: 384, rows: []int{3000}, k: 10, floor: 0.15},
+		{name: "floor above everything", dim: 384, rows: []int{1000}, k: 10, floor: 0.9},
+		{name: "wide vectors", dim: 2200, rows: []int{300}, k: 5, floor: ninf},
+		{name: "parallel", dim: 384, rows: []int{20000, 9000}, k: 10, floor: ninf, fanout: true, weight: valence},
+		{name: "duplicate rows", dim: 64, rows: []int{600}, k: 10, floor: ninf,
+			edit: func(a []float32, d int) {
+				for i := 1; i < 600; i += 2 {
+					copy(a[i*d:(i+1)*d], a[(i-1)*d:i*d])
+				}
+			}},
+		{name: "zero and non-finite rows", dim: 64, rows: []int{700}, k: 10, floor: ninf,
+			edit: func(a []float32, d int) {
+				clear(a[3*d : 4*d])
+				a[10*d+5] = nan
+				a[20*d] = inf
+				for j := range d {
+					a[30*d+j] = 3e38 // its rotation overflows
+				}
+			}},
+	}
+	forEachPath(t, func(t *testing.T) {
+		for i, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				segs, opt, q := c.build(uint64(100 + i))
+				s := NewSearcher(q)
+				r := newRand(uint64(200 + i))
+				missed := 0
+				for range 8 {
+					missed += checkSearch(t, s, randUnit(r, c.dim), segs, opt)
+				}
+				if missed > 1 {
+					t.Errorf("%d rows missed in 8 searches", missed)
+				}
+			})
+		}
+	})
+}
+
+func TestSearchDegenerateQueries(t *testing.T) {
+	segs, opt, q := searchCase{dim: 64, rows: []int{300}, k: 5, floor: float32(math.Inf(-1))}.build(9)
+	s := NewSearcher(q)
+	for name, vec := range map[string][]float32{
+		"zero": make([]float32, 64),
+		"nan":  append([]float32{nan}, make([]float32, 63)...),
+		"inf":  append([]float32{inf}, make([]float32, 63)...),
+		"tiny": append([]float32{1e-44}, make([]float32, 63)...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if n := checkSearch(t, s, vec, segs, opt); n != 0 {
+				t.Fatalf("%d rows missed", n)
+			}
+		})
+	}
+}
+
+func TestSearchPanics(t *testing.T) {
+	q := NewQuantizer(8)
+	c := NewCodes(q)
+	c.Append(make([]float32, 8))
+	cases := map[string]func(){
+		"query length": func() {
+			NewSearcher(q).Search(make([]float32, 7), nil, &SearchOptions{K: 1})
+		},
+		"short arena": func() {
+			NewSearcher(q).Search(make([]float32, 8), []Segment{{Arena: make([]float32, 8), Rows: 2}}, &SearchOptions{K: 1})
+		},
+		"codes of other rows": func() {
+			NewSearcher(q).Search(make([]float32, 8), []Segment{{Arena: make([]float32, 16), Rows: 2, Codes: c}}, &SearchOptions{K: 1})
+		},
+	}
+	for name, f := range cases {
+		t.Run(name, func(t *testing.T) {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("no panic")
+				}
+			}()
+			f()
+		})
+	}
+}
+
+// TestSearchSameOnEveryPath: with DotRef as the exact kernel, the SIMD and
+// the portable paths return bit-identical hits (what replicas of the write
+// gate rely on).
+func TestSearchSameOnEveryPath(t *testing.T) {
+	if !hardwareSIMD {
+		t.Skip("no SIMD path on this CPU")
+	}
+	c := searchCase{dim: 384, rows: []int{5000}, k: 8, floor: float32(math.Inf(-1))}
+	segs, opt, q := c.build(11)
+	opt.Exact = DotRef
+	vec := randUnit(newRand(12), 384)
+	var results [][]Hit
+	forEachPath(t, func(t *testing.T) {
+		results = append(results, slices.Clone(NewSearcher(q).Search(vec, segs, opt)))
+	})
+	if len(results) != 2 || !slices.Equal(results[0], results[1]) {
+		t.Fatalf("paths differ: %v", results)
+	}
+}
+
+// TestEstimatorCalibration checks the premise of the bounds: the 1-bit
+// estimate's error, divided by the deviation its bound assumes, has a
+// standard deviation close to 1 (about 1.0 measured), and the int4 error
+// stays within its bound.
+func TestEstimatorCalibration(t *testing.T) {
+	const dim, n = 384, 2000
+	q := NewQuantizer(dim)
+	arena, c := codedArena(13, q, n)
+	r := newRand(14)
+	var sum, sq float64
+	count := 0
+	for range 10 {
+		vec := randUnit(r, dim)
+		cq := newCodeQuery(q.pdim)
+		cq.prepare(q, vec)
+		blocks := (n + blockRows - 1) / blockRows
+		est, ub := make([]float32, blocks*blockRows), make([]float32, blocks*blockRows)
+		scanEstRef(cq.lut, c.bits, blocks, q.pdim/8, c.blockBytes(), c.c1, c.sd1, &cq.k, est, ub,
+			make([]float32, blocks), make([]uint16, blocks*blockRows))
+		rows := make([]int32, n)
+		for i := range rows {
+			rows[i] = int32(i)
+		}
+		dots := make([]int32, n)
+		dotInt4RowsRef(cq.q8, c.nib, rows, dots)
+		for i := range n {
+			exact := float64(DotRef(vec, arena[i*dim:(i+1)*dim]))
+			dev := float64(ub[i]-est[i]) / bitsEps
+			z := (float64(est[i]) - exact) / dev
+			sum += z
+			sq += z * z
+			count++
+			if _, ub4 := cq.est4(dots[i], c.s4[i], c.nrm[i]); float64(ub4) < exact {
+				t.Fatalf("row %d: int4 bound %v below the exact %v", i, ub4, exact)
+			}
+		}
+	}
+	mean := sum / float64(count)
+	sd := math.Sqrt(sq/float64(count) - mean*mean)
+	if math.Abs(mean) > 0.05 || sd < 0.7 || sd > 1.1 {
+		t.Fatalf("normalised 1-bit error: mean %.3f, deviation %.3f", mean, sd)
+	}
+}
