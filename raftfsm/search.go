@@ -230,7 +230,7 @@ func (s *search) ranked(n int) []candidate {
 	} else {
 		cands = s.semanticExact(doms, n, byAtom)
 	}
-	cands = s.conceptMatches(cands, byAtom)
+	cands = s.conceptMatches(cands, byAtom, n)
 	kept := cands[:0]
 	for _, c := range cands {
 		if c.rel >= s.req.MinRelevance {
@@ -352,19 +352,75 @@ func (s *search) domainNames() []string {
 }
 
 // conceptMatches raises atoms carrying query concepts to the concept_scoped
-// score when that beats their similarity.
-func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int) []candidate {
+// score when that beats their similarity, and adds the atoms outside the
+// semantic pool that can reach the best n.
+//
+// An atom outside the pool scores max(sim, cs)·w (w = 1 + α·valence). Its
+// sim·w cannot beat the pool's n-th relevance (it would be in the pool), so
+// only the n best of them by cs·w, ties included, can enter the top n: only
+// those are scored exactly.
+func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) []candidate {
 	if len(s.req.Concepts) == 0 {
 		return cands
 	}
+	matched, order := s.countMatches()
+	type fresh struct {
+		a   *Atom
+		cs  float64
+		rel float64
+	}
+	var out []fresh
+	for _, a := range order {
+		cs := conceptScore(matched[a], len(s.req.Concepts))
+		if i, ok := byAtom[a]; ok {
+			if cs > cands[i].sim {
+				cands[i] = s.score(a, cands[i].vec, cands[i].sim, cs, SourceConcept)
+			}
+			continue
+		}
+		out = append(out, fresh{a: a, cs: cs, rel: cs * (1 + Alpha*a.Valence)})
+	}
+	if len(out) > n {
+		floor := newFloor(n)
+		for _, f := range out {
+			floor.push(f.rel)
+		}
+		tau := floor.min()
+		kept := out[:0]
+		for _, f := range out {
+			if f.rel >= tau {
+				kept = append(kept, f)
+			}
+		}
+		out = kept
+	}
+	for _, f := range out {
+		vec := s.t.vector(f.a, s.f.dim)
+		sim := float64(vecmath.Dot(s.req.Vector, vec))
+		score, source := sim, SourceSemantic
+		if f.cs > sim {
+			score, source = f.cs, SourceConcept
+		}
+		byAtom[f.a] = len(cands)
+		cands = append(cands, s.score(f.a, vec, sim, score, source))
+	}
+	return cands
+}
+
+// countMatches counts, for the newest maxPostingsRead postings of the query
+// concepts, how many query concepts each eligible atom carries; order is
+// first-seen order.
+func (s *search) countMatches() (map[*Atom]int, []*Atom) {
 	matched := make(map[*Atom]int)
 	var order []*Atom
 	read := 0
 	for _, c := range s.req.Concepts {
-		for _, a := range newestFirst(s.t.postings[c], maxPostingsRead) {
+		list := s.t.postings[c]
+		for i := len(list) - 1; i >= 0 && i >= len(list)-maxPostingsRead; i-- {
 			if read++; read > maxPostingsRead {
-				break
+				return matched, order
 			}
+			a := list[i]
 			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
 				continue
 			}
@@ -374,28 +430,17 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int) []candi
 			matched[a]++
 		}
 	}
-	for _, a := range order {
-		share := float64(matched[a]) / float64(len(s.req.Concepts))
-		if share > 1 {
-			share = 1
-		}
-		cs := conceptFloor + conceptSpan*share
-		if i, ok := byAtom[a]; ok {
-			if cs > cands[i].sim {
-				cands[i] = s.score(a, cands[i].vec, cands[i].sim, cs, SourceConcept)
-			}
-			continue
-		}
-		vec := s.t.vector(a, s.f.dim)
-		sim := float64(vecmath.Dot(s.req.Vector, vec))
-		score, source := sim, SourceSemantic
-		if cs > sim {
-			score, source = cs, SourceConcept
-		}
-		byAtom[a] = len(cands)
-		cands = append(cands, s.score(a, vec, sim, score, source))
+	return matched, order
+}
+
+// conceptScore is the concept_scoped score of an atom carrying matched of
+// the query's total concepts.
+func conceptScore(matched, total int) float64 {
+	share := float64(matched) / float64(total)
+	if share > 1 {
+		share = 1
 	}
-	return cands
+	return conceptFloor + conceptSpan*share
 }
 
 func sortCandidates(c []candidate) {
@@ -425,6 +470,17 @@ func (s *search) diversify(c []candidate, k int) []candidate {
 // associations expands the query concepts through Hebbian edges and fills up
 // to slots reserved places with atoms carrying an expanded concept.
 func (s *search) associations(slots int) ([]candidate, []string) {
+	expanded, weight := s.expand()
+	if slots == 0 || len(expanded) == 0 {
+		return nil, expanded
+	}
+	return s.hebbian(expanded, weight, slots), expanded
+}
+
+// expand returns the concepts the query's concepts reach through edges of
+// weight ≥ minEdgeWeight (at most maxExpandPerSeed per query concept,
+// maxExpanded in all), strongest first, with their strongest weight.
+func (s *search) expand() ([]string, map[string]float64) {
 	weight := make(map[string]float64)
 	var expanded []string
 	query := make(map[string]bool, len(s.req.Concepts))
@@ -455,30 +511,48 @@ func (s *search) associations(slots int) ([]candidate, []string) {
 	if len(expanded) > maxExpanded {
 		expanded = expanded[:maxExpanded]
 	}
-	if slots == 0 || len(expanded) == 0 {
-		return nil, expanded
-	}
+	return expanded, weight
+}
+
+// hebbian scores the atoms carrying expanded concepts (score = weight ·
+// (0.5 + 0.5·max(sim, 0))) and returns the best slots of them above
+// min_relevance. Atoms whose bound (similarity 1) cannot reach the best
+// found so far are not scored.
+func (s *search) hebbian(expanded []string, weight map[string]float64, slots int) []candidate {
 	best := make(map[*Atom]candidate)
 	var order []*Atom
+	floor := newFloor(slots)
 	read := 0
 	for _, c := range expanded {
 		w := weight[c]
 		// Newest first, bounded: a frequent concept must not turn one read
 		// into a scan of the tenant.
-		for _, a := range newestFirst(s.t.postings[c], maxAssocPerConcept) {
+		list := s.t.postings[c]
+		for i := len(list) - 1; i >= 0 && i >= len(list)-maxAssocPerConcept; i-- {
 			if read++; read > maxAssocPostings {
 				break
 			}
+			a := list[i]
 			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
 				continue
 			}
-			vec := s.t.vector(a, s.f.dim)
-			sim := float64(vecmath.Dot(s.req.Vector, vec))
-			cand := s.score(a, vec, sim, w*(0.5+0.5*math.Max(sim, 0)), SourceHebbian)
-			if prev, ok := best[a]; !ok || cand.rel > prev.rel {
-				if !ok {
-					order = append(order, a)
-				}
+			prev, seen := best[a]
+			if !seen && w*(1+Alpha*a.Valence) < max(floor.min(), s.req.MinRelevance) {
+				continue // even a similarity of 1 could not place it (sim ≤ 1)
+			}
+			var cand candidate
+			if seen {
+				cand = s.score(a, prev.vec, prev.sim, w*(0.5+0.5*math.Max(prev.sim, 0)), SourceHebbian)
+			} else {
+				vec := s.t.vector(a, s.f.dim)
+				sim := float64(vecmath.Dot(s.req.Vector, vec))
+				cand = s.score(a, vec, sim, w*(0.5+0.5*math.Max(sim, 0)), SourceHebbian)
+				order = append(order, a)
+				best[a] = cand
+				floor.push(cand.rel)
+				continue
+			}
+			if cand.rel > prev.rel {
 				best[a] = cand
 			}
 		}
@@ -493,7 +567,52 @@ func (s *search) associations(slots int) ([]candidate, []string) {
 	if len(out) > slots {
 		out = out[:slots]
 	}
-	return out, expanded
+	return out
+}
+
+// scoreFloor tracks the slots-th best of the scores pushed (a min-heap of
+// the best slots). hebbian pushes each atom's first score, a lower bound of
+// the slots-th best relevance (an atom's score only grows when another
+// concept reaches it): below it nothing can place.
+type scoreFloor struct {
+	slots int
+	h     []float64
+}
+
+func newFloor(slots int) *scoreFloor { return &scoreFloor{slots: slots} }
+
+// min is the slots-th best score pushed: -Inf until slots are known.
+func (f *scoreFloor) min() float64 {
+	if f.slots == 0 || len(f.h) < f.slots {
+		return math.Inf(-1)
+	}
+	return f.h[0]
+}
+
+func (f *scoreFloor) push(rel float64) {
+	switch {
+	case f.slots == 0 || rel != rel:
+	case len(f.h) < f.slots:
+		f.h = append(f.h, rel)
+		for i := len(f.h) - 1; i > 0 && f.h[(i-1)/2] > f.h[i]; i = (i - 1) / 2 {
+			f.h[i], f.h[(i-1)/2] = f.h[(i-1)/2], f.h[i]
+		}
+	case rel > f.h[0]:
+		f.h[0] = rel
+		for i := 0; ; {
+			m := i
+			for _, c := range [2]int{2*i + 1, 2*i + 2} {
+				if c < len(f.h) && f.h[c] < f.h[m] {
+					m = c
+				}
+			}
+			if m == i {
+				return
+			}
+			f.h[i], f.h[m] = f.h[m], f.h[i]
+			i = m
+		}
+	}
 }
 
 func (f AuthorFilter) match(p *Provenance) bool {
@@ -507,17 +626,4 @@ func (f AuthorFilter) match(p *Provenance) bool {
 		(f.Agent == nil || *f.Agent == p.Agent) &&
 		(f.ClientEnv == nil || *f.ClientEnv == p.ClientEnv) &&
 		(f.IsExternal == nil || *f.IsExternal == p.IsExternal)
-}
-
-// newestFirst returns up to n atoms of a posting list (insertion order),
-// newest first.
-func newestFirst(list []*Atom, n int) []*Atom {
-	if len(list) > n {
-		list = list[len(list)-n:]
-	}
-	out := make([]*Atom, len(list))
-	for i, a := range list {
-		out[len(list)-1-i] = a
-	}
-	return out
 }
