@@ -1,7 +1,9 @@
 package raftfsm
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -16,10 +18,10 @@ const (
 	conceptSpan     = 0.4
 	mmrPool         = 200  // candidates considered by diversity selection
 	tipSearchDepth  = 32   // fingerprint tip search depth (interface §8)
-	maxPostingsRead = 4096 // concept_scoped: atoms examined per read, newest first
+	maxPostingsRead = 1024 // concept_scoped: atoms examined per read, rarest concept first, newest first
 	// hebbian_retrieval: atoms examined per expanded concept and per read
-	maxAssocPerConcept = 256
-	maxAssocPostings   = 2048
+	maxAssocPerConcept = 128
+	maxAssocPostings   = 1024
 	maxExpandPerSeed   = 8
 	maxExpanded        = 32
 )
@@ -381,18 +383,15 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 		out = append(out, fresh{a: a, cs: cs, rel: cs * (1 + Alpha*a.Valence)})
 	}
 	if len(out) > n {
-		floor := newFloor(n)
-		for _, f := range out {
-			floor.push(f.rel)
-		}
-		tau := floor.min()
-		kept := out[:0]
-		for _, f := range out {
-			if f.rel >= tau {
-				kept = append(kept, f)
+		// The n first by (cs·w desc, ID asc): an atom after them has n
+		// atoms ahead of it in the final order (their relevance is at least
+		// their cs·w), however its own similarity turns out.
+		out = bestN(out, n, func(x, y fresh) bool {
+			if x.rel != y.rel {
+				return x.rel > y.rel
 			}
-		}
-		out = kept
+			return compareID(x.a.ID, y.a.ID) < 0
+		})
 	}
 	for _, f := range out {
 		vec := s.t.vector(f.a, s.f.dim)
@@ -414,7 +413,7 @@ func (s *search) countMatches() (map[*Atom]int, []*Atom) {
 	matched := make(map[*Atom]int)
 	var order []*Atom
 	read := 0
-	for _, c := range s.req.Concepts {
+	for _, c := range s.rarestFirst() {
 		list := s.t.postings[c]
 		for i := len(list) - 1; i >= 0 && i >= len(list)-maxPostingsRead; i-- {
 			if read++; read > maxPostingsRead {
@@ -431,6 +430,56 @@ func (s *search) countMatches() (map[*Atom]int, []*Atom) {
 		}
 	}
 	return matched, order
+}
+
+// bestN returns the n first items of s in the order before (a strict
+// order), in no particular order, reusing s's memory.
+func bestN[T any](s []T, n int, before func(x, y T) bool) []T {
+	if n <= 0 {
+		return s[:0]
+	}
+	if len(s) <= n {
+		return s
+	}
+	// A heap of the n best, its root the last of them.
+	h := s[:0:n]
+	h = append(h, s[:n]...)
+	down := func(i int) {
+		for {
+			m := i
+			for _, c := range [2]int{2*i + 1, 2*i + 2} {
+				if c < len(h) && before(h[m], h[c]) {
+					m = c
+				}
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for i := n/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, x := range s[n:] {
+		if before(x, h[0]) {
+			h[0] = x
+			down(0)
+		}
+	}
+	return h
+}
+
+// rarestFirst orders the query concepts by how few atoms carry them (then
+// by request order), so that the read budget goes to the concepts that
+// tell atoms apart.
+func (s *search) rarestFirst() []string {
+	out := slices.Clone(s.req.Concepts)
+	slices.SortStableFunc(out, func(a, b string) int {
+		return cmp.Compare(len(s.t.postings[a]), len(s.t.postings[b]))
+	})
+	return out
 }
 
 // conceptScore is the concept_scoped score of an atom carrying matched of

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"testing"
 
@@ -219,6 +220,25 @@ func TestScoreFloor(t *testing.T) {
 		f.push(math.NaN())
 		if m := f.min(); m != m {
 			t.Fatalf("NaN became the floor")
+		}
+	}
+}
+
+func TestBestN(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	for range 300 {
+		m, n := rng.Intn(40), rng.Intn(12)
+		s := make([]int, m)
+		for i := range s {
+			s[i] = rng.Intn(10)*100 + i // distinct, many equal hundreds
+		}
+		want := slices.Clone(s)
+		slices.SortFunc(want, func(a, b int) int { return b - a })
+		want = want[:min(n, m)]
+		got := slices.Clone(bestN(slices.Clone(s), n, func(x, y int) bool { return x > y }))
+		slices.SortFunc(got, func(a, b int) int { return b - a })
+		if !slices.Equal(got, want) {
+			t.Fatalf("bestN(%v, %d) = %v, want %v", s, n, got, want)
 		}
 	}
 }

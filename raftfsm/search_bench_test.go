@@ -1,0 +1,71 @@
+package raftfsm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hebbdb/hebb/bench"
+	"github.com/hebbdb/hebb/router/embedder"
+)
+
+// BenchmarkReadPipeline is a whole read as the router asks for it (top 10,
+// query concepts, associations on) in a tenant of 100k atoms of hebb
+// bench's texts with their within-atom edges, over 10 domains:
+//
+//	go test -run '^$' -bench ReadPipeline -benchtime 300x ./raftfsm/
+func BenchmarkReadPipeline(b *testing.B) {
+	f := pipelineState(b, 100_000, 10)
+	queries := make([]string, 200)
+	for i := range queries {
+		queries[i] = benchText.Query(bench.StreamPopulate, 100_000, uint64(i))
+	}
+	vecs, err := benchEmbedder().Embed(context.Background(), queries)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, assoc := range []bool{false, true} {
+		b.Run(fmt.Sprintf("associations=%v", assoc), func(b *testing.B) {
+			var lat []time.Duration
+			i := 0
+			for b.Loop() {
+				q := i % len(queries)
+				start := time.Now()
+				f.Read(&ReadRequest{Tenant: "org", Vector: vecs[q], Concepts: embedder.Concepts(queries[q], 16),
+					TopK: 10, MinRelevance: 0.3, IncludeAssociations: assoc})
+				lat = append(lat, time.Since(start))
+				i++
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
+
+var pipelineStates sync.Map
+
+// pipelineState is benchState with the within-atom edges a write makes.
+func pipelineState(b *testing.B, n, domains int) *FSM {
+	key := fmt.Sprintf("%d/%d", n, domains)
+	if f, ok := pipelineStates.Load(key); ok {
+		return f.(*FSM)
+	}
+	f := New(benchDim)
+	t := f.tenantFor("org")
+	for i := 0; i < n; i += 10_000 {
+		texts, vecs := embedTexts(b, bench.StreamPopulate, i, min(i+10_000, n))
+		for j, text := range texts {
+			k := i + j
+			a := f.newAtom(t, &WriteItem{ID: mkID(k + 1), CreatedAt: baseTime + int64(k), Content: text,
+				Concepts: embedder.Concepts(text, 16), Domain: benchDomain(k, n, domains)}, 1, nil)
+			t.insert(a, vecs[j])
+			t.edges.coactivateWithin(a.Concepts, a.CreatedAt)
+		}
+	}
+	pipelineStates.Store(key, f)
+	return f
+}
