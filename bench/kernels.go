@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -23,6 +25,10 @@ import (
 type KernelConfig struct {
 	N, Dim, K, Runs int
 	Seed            uint64
+	// Baseline keeps only the ceilings and vecmath's scans (no chromem-go,
+	// no plain loop): the bare-scan figures a search workload compares its
+	// latency with.
+	Baseline bool
 	// Progress, when not nil, gets a line per run.
 	Progress io.Writer
 }
@@ -75,7 +81,7 @@ func RunKernels(ctx context.Context, cfg KernelConfig) (*KernelResult, error) {
 		return nil, fmt.Errorf("%w: kernels need n >= k >= 1, dim >= 1 and runs >= 1", ErrBadConfig)
 	}
 	out := progress(cfg.Progress)
-	fmt.Fprintf(out, "kernels  generating %d x %d vectors, loading chromem-go...\n", cfg.N, cfg.Dim)
+	fmt.Fprintf(out, "kernels  generating %d x %d vectors, encoding codes, loading chromem-go...\n", cfg.N, cfg.Dim)
 	arena, queries := kernelData(cfg)
 	ks, err := kernels(ctx, cfg, arena)
 	if err != nil {
@@ -131,35 +137,81 @@ func kernels(ctx context.Context, cfg KernelConfig, arena []float32) ([]kernel, 
 	n, dim, k := cfg.N, cfg.Dim, cfg.K
 	scores := make([]float32, n)
 	dst := make([]int, 0, k)
-	coll, err := chromemCollection(ctx, arena, n, dim)
-	if err != nil {
-		return nil, err
-	}
 	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(arena))), len(arena)/2)
-	copyDst := make([]float32, len(arena))
 	cpus := runtime.NumCPU()
-	return []kernel{
+	ks := []kernel{
 		{name: "ceiling: sum of uint64 words", note: "reads every byte once, 1 core", ceiling: true,
 			run: func([]float32) []int { sink += sumWords(words); return nil }},
 		{name: "ceiling: SIMD float sum", note: "vek32.Sum, reads every byte once, 1 core", ceiling: true,
 			run: func([]float32) []int { sink += uint64(vek32.Sum(arena)); return nil }},
-		{name: "ceiling: copy (memmove)", note: "reads and writes every byte, 1 core", ceiling: true,
-			run: func([]float32) []int { copy(copyDst, arena); return nil }},
 		{name: "vecmath DotArena+TopK", note: simdNote(), run: func(q []float32) []int {
 			vecmath.DotArena(q, arena, dim, scores)
 			return vecmath.TopK(scores, k, dst)
-		}},
-		{name: "plain Go loop", note: "scalar dot, insertion top-k, 1 core", run: func(q []float32) []int {
-			return plainScan(q, arena, dim, k)
-		}},
-		{name: "chromem-go QueryEmbedding", note: fmt.Sprintf("v0.7.0, %d goroutines", cpus), run: func(q []float32) []int {
-			return chromemQuery(ctx, coll, q, k)
 		}},
 		{name: "vecmath, split over CPUs", note: fmt.Sprintf("%d goroutines", cpus), run: func(q []float32) []int {
 			parallelDot(q, arena, dim, scores, cpus)
 			return vecmath.TopK(scores, k, dst)
 		}},
-	}, nil
+		quantisedKernel(arena, n, dim, k, cpus),
+	}
+	if cfg.Baseline {
+		return ks, nil
+	}
+	coll, err := chromemCollection(ctx, arena, n, dim)
+	if err != nil {
+		return nil, err
+	}
+	copyDst := make([]float32, len(arena))
+	return append(ks,
+		kernel{name: "ceiling: copy (memmove)", note: "reads and writes every byte, 1 core", ceiling: true,
+			run: func([]float32) []int { copy(copyDst, arena); return nil }},
+		kernel{name: "plain Go loop", note: "scalar dot, insertion top-k, 1 core", run: func(q []float32) []int {
+			return plainScan(q, arena, dim, k)
+		}},
+		kernel{name: "chromem-go QueryEmbedding", note: fmt.Sprintf("v0.7.0, %d goroutines", cpus), run: func(q []float32) []int {
+			return chromemQuery(ctx, coll, q, k)
+		}},
+	), nil
+}
+
+// quantisedKernel is hebb's search path for large domains: vecmath's
+// quantised search over codes of the same rows (1-bit scan, 4-bit
+// refinement, exact re-rank), scans split over the CPUs. It reads a sixth
+// of the float32 bytes, so it can beat the ceiling.
+func quantisedKernel(arena []float32, n, dim, k, cpus int) kernel {
+	q := vecmath.NewQuantizer(dim)
+	codes := vecmath.NewCodes(q)
+	for i := range n {
+		codes.Append(arena[i*dim : (i+1)*dim])
+	}
+	s := vecmath.NewSearcher(q)
+	segs := []vecmath.Segment{{Arena: arena, Rows: n, Codes: codes}}
+	opt := &vecmath.SearchOptions{K: k, Floor: float32(math.Inf(-1)), Fanout: fanout(cpus)}
+	var out []int
+	return kernel{name: "vecmath quantised search", note: fmt.Sprintf("%d B codes/row, %d goroutines",
+		codes.Bytes()/max(n, 1), cpus), run: func(v []float32) []int {
+		out = out[:0]
+		for _, h := range s.Search(v, segs, opt) {
+			out = append(out, h.Row)
+		}
+		return out[:min(k, len(out))]
+	}}
+}
+
+// fanout runs tasks on up to cpus goroutines.
+func fanout(cpus int) func(n int, task func(i int)) {
+	return func(n int, task func(i int)) {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(n, cpus) {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+					task(i)
+				}
+			})
+		}
+		wg.Wait()
+	}
 }
 
 func simdNote() string {

@@ -204,5 +204,25 @@ func (r *Report) Summary(w io.Writer) {
 			fmt.Fprintf(w, "  %-30s %8.2f ms %6.2f GB/s  %5.2fx ceiling  same top-k %-5v %s\n",
 				t.Name, t.MedianMs, t.GBPerS, t.Ratio, t.SameTopK, t.Note)
 		}
+		r.scanComparison(w)
+	}
+}
+
+// scanComparison relates the search latency to the fastest exact f32 scan
+// of the same number of vectors (the bar: p50 no more than it).
+func (r *Report) scanComparison(w io.Writer) {
+	scan := 0.0
+	for _, t := range r.Kernels.Kernels {
+		if strings.HasPrefix(t.Name, "vecmath DotArena") || strings.HasPrefix(t.Name, "vecmath, split") {
+			if scan == 0 || t.MedianMs < scan {
+				scan = t.MedianMs
+			}
+		}
+	}
+	for _, ph := range r.Phases {
+		if o, ok := ph.Ops[OpSearch]; ok && scan > 0 && r.Kernels.N == r.Config.Size {
+			fmt.Fprintf(w, "search   p50 %.2f ms = %.2fx the fastest bare f32 scan of the same %d x %d vectors (%.2f ms)\n",
+				o.Latency.P50, o.Latency.P50/scan, r.Kernels.N, r.Kernels.Dim, scan)
+		}
 	}
 }

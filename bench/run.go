@@ -20,7 +20,7 @@ const (
 // Workloads lists every workload with a one-line description.
 var Workloads = []struct{ Name, Help string }{
 	{WorkloadWrite, "writes of new texts: single (--batch 1) or batched through /memory/write-batch"},
-	{WorkloadSearch, "populate the tenant to --size atoms, then searches (/memory/read, top 10)"},
+	{WorkloadSearch, "populate the tenant to --size atoms, then searches (/memory/read, top 10); then a bare scan of --size x --dim vectors"},
 	{WorkloadMixed, "populate to --size, then 70% search, 15% write, 10% feedback, 5% recent"},
 	{WorkloadTenants, "--tenants orgs made through the admin API sharing --size atoms, mixed load across them"},
 	{WorkloadKernels, "vector-scan kernels side by side: vecmath, plain Go, chromem-go, memory-bandwidth ceiling"},
@@ -84,6 +84,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err := runLoad(ctx, &cfg, rep); err != nil {
 			return rep, err
 		}
+	}
+	if cfg.Workload == WorkloadSearch && cfg.Size > 0 {
+		// The bar of a search: one bare f32 scan of as many vectors of the
+		// server's dimension (--dim), measured in the same run.
+		kc := cfg.Kernels
+		kc.N, kc.K, kc.Runs, kc.Baseline, kc.Progress = cfg.Size, min(kc.K, cfg.Size), 5, true, cfg.Progress
+		k, err := RunKernels(ctx, kc)
+		if err != nil {
+			return rep, err
+		}
+		rep.Kernels = k
 	}
 	if cfg.Workload == WorkloadKernels || cfg.Workload == WorkloadDefault {
 		kc := cfg.Kernels
