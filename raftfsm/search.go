@@ -284,7 +284,11 @@ func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int)
 	if m := s.req.MinRelevance; m > -1e30 {
 		floor = float32(m - 1e-6) // rows below are dropped anyway
 	}
-	opt := &vecmath.SearchOptions{K: n, Floor: floor, MinWeight: 1 - Alpha, MaxWeight: 1 + Alpha,
+	minW, maxW := float32(1), float32(1)
+	if s.t.valenced {
+		minW, maxW = 1-Alpha, 1+Alpha
+	}
+	opt := &vecmath.SearchOptions{K: n, Floor: floor, MinWeight: minW, MaxWeight: maxW,
 		Weight: func(seg, row int) (float32, bool) {
 			a := doms[seg].rows[row]
 			if s.seated[a] || !s.visible(a) {

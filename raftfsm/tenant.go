@@ -22,6 +22,10 @@ type tenant struct {
 	// lastCreated keeps created_at strictly increasing inside the tenant, so
 	// the feed is append-only and a cursor is stable under concurrent writes.
 	lastCreated int64
+	// valenced is set once any atom of the tenant has had a non-zero
+	// valence (never cleared): until then every relevance weight is 1 and
+	// quantised searches bound scores tightly.
+	valenced bool
 }
 
 func newTenant(id string) *tenant {
@@ -117,6 +121,9 @@ func (t *tenant) domain(name string) *domainIndex {
 // insert adds a fully built atom to every index. vec is nil for secrets.
 func (t *tenant) insert(a *Atom, vec []float32) {
 	t.atoms[a.ID] = a
+	if a.Valence != 0 {
+		t.valenced = true
+	}
 	d := t.domain(a.Domain)
 	if a.Type == Secret {
 		d.secrets++
