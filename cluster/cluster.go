@@ -285,6 +285,12 @@ func (c *Cluster) groupConfig(id uint32) shard.GroupConfig {
 func (c *Cluster) initInfo(ctx context.Context) error {
 	if info, ok := c.meta.ClusterInfo(); ok {
 		if info.Embedder != c.cfg.Embedder || info.Dim != c.cfg.Dim {
+			was, _, _ := strings.Cut(info.Embedder, "/")
+			now, _, _ := strings.Cut(c.cfg.Embedder, "/")
+			if was == now && info.Embedder != c.cfg.Embedder {
+				return fmt.Errorf("%w: data dir %s holds vectors of embedder %q; this binary's %s embedder is %q and its vectors are not comparable: export the data with the older binary (hebb export) and import it into a new --data-dir (hebb import)",
+					ErrEmbedderMismatch, c.cfg.DataDir, info.Embedder, now, c.cfg.Embedder)
+			}
 			return fmt.Errorf("%w: data dir %s was created with embedder %q (dimension %d); this start asks for %q (dimension %d): start with --embedder %s or use a new --data-dir",
 				ErrEmbedderMismatch, c.cfg.DataDir, info.Embedder, info.Dim, c.cfg.Embedder, c.cfg.Dim, info.Embedder)
 		}

@@ -385,3 +385,35 @@ func freeLoopbackAddr(t *testing.T) string {
 	defer ln.Close()
 	return ln.Addr().String()
 }
+
+// A data dir remembers its embedder; another embedder, or another version of
+// the same one, is refused with a message saying what to do.
+func TestEmbedderRecorded(t *testing.T) {
+	cfg := testConfig(t, "n1")
+	cfg.Embedder = "builtin"
+	c := startWith(t, cfg)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		embedder string
+		dim      int
+		want     string
+	}{
+		{"builtin/2", testDim, "export the data with the older binary"},
+		{"hash", testDim, "start with --embedder builtin"},
+		{"builtin", testDim * 2, "start with --embedder builtin"},
+	} {
+		cfg.Embedder, cfg.Dim = tc.embedder, tc.dim
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		c, err := Start(ctx, cfg)
+		cancel()
+		if err == nil {
+			_ = c.Close()
+			t.Fatalf("start with %s/%d over a builtin data dir succeeded", tc.embedder, tc.dim)
+		}
+		if !errors.Is(err, ErrEmbedderMismatch) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("start with %s/%d: %v, want ErrEmbedderMismatch saying %q", tc.embedder, tc.dim, err, tc.want)
+		}
+	}
+}

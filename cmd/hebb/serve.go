@@ -51,7 +51,7 @@ func serve(args []string) error {
 	cl, err := cluster.Start(ctx, cluster.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, GossipAddr: cfg.GossipAddr,
 		HTTPAddr: cfg.HTTPAddr, Join: cfg.joinAddrs(), Groups: cfg.Groups, Replicas: cfg.Replicas,
-		Embedder: emb.Name(), Dim: emb.Dim(), Logger: log, DeadGrace: cfg.DeadNodeGrace,
+		Embedder: embedder.Identity(emb), Dim: emb.Dim(), Logger: log, DeadGrace: cfg.DeadNodeGrace,
 	})
 	if err != nil {
 		_ = ln.Close()

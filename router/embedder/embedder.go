@@ -12,6 +12,23 @@ type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
+// Versioned is implemented by embedders whose vectors changed between
+// releases under the same name: Identity is what a data dir records, the
+// name then "/" and a version ("builtin/2"), so a data dir made by another
+// version is refused instead of mixing incompatible vectors.
+type Versioned interface {
+	Identity() string
+}
+
+// Identity is what a data dir records for e: its Identity when it is
+// Versioned, else its Name.
+func Identity(e Embedder) string {
+	if v, ok := e.(Versioned); ok {
+		return v.Identity()
+	}
+	return e.Name()
+}
+
 // Names accepted by New.
 const (
 	NameHash    = "hash"

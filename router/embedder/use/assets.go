@@ -12,7 +12,8 @@ import (
 )
 
 // The assets are written by `make embedder-assets` (tools/embedder-assets):
-// the model's vocabulary as published and the per-piece table.
+// the model's vocabulary as published, the per-piece table and the
+// projection of the table's vectors onto their principal directions.
 //
 //go:embed assets
 var assetFS embed.FS
@@ -56,6 +57,22 @@ func decodeTable(b []byte) (*table, error) {
 		t.rows[i] = int8(b[i])
 	}
 	return t, nil
+}
+
+// DecodeTable is EncodeTable's inverse, for the generator: the
+// dequantised rows (vocab x dim, row-major), the bias and dim.
+func DecodeTable(b []byte) (rows, bias []float32, dim int, err error) {
+	t, err := decodeTable(b)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	rows = make([]float32, len(t.rows))
+	for r := range t.vocab {
+		for k := range t.dim {
+			rows[r*t.dim+k] = t.scale[r] * float32(t.rows[r*t.dim+k])
+		}
+	}
+	return rows, t.bias, t.dim, nil
 }
 
 // EncodeTable is the inverse of the decoder, for the generator: it
@@ -116,7 +133,18 @@ var loadedAssets = sync.OnceValues(func() (*model, error) {
 	if tab.vocab < tok.VocabSize() {
 		return nil, fmt.Errorf("cannot pair a table of %d rows with %d pieces: %w", tab.vocab, tok.VocabSize(), ErrBadAssets)
 	}
-	return &model{tok: tok, table: tab}, nil
+	raw, err = gunzipAsset("assets/projection.bin.gz")
+	if err != nil {
+		return nil, err
+	}
+	proj, err := decodeProjection(raw)
+	if err != nil {
+		return nil, err
+	}
+	if proj.in != tab.dim {
+		return nil, fmt.Errorf("cannot project %d-d table vectors with a %d-d projection: %w", tab.dim, proj.in, ErrBadAssets)
+	}
+	return &model{tok: tok, table: tab, proj: proj}, nil
 })
 
 func gunzipAsset(name string) ([]byte, error) {

@@ -97,7 +97,7 @@ func FuzzTokenize(f *testing.F) {
 				t.Fatalf("Encode(%q): id %d out of range", s, id)
 			}
 		}
-		vec := make([]float32, m.table.dim)
+		vec := make([]float32, m.dim())
 		m.embed(s, vec, m.scratch())
 		var ss float64
 		for _, v := range vec {

@@ -31,7 +31,7 @@ func BenchmarkEmbed(b *testing.B) {
 		}
 		for _, n := range []int{10, 30, 100} {
 			texts := []string{benchText(n)}
-			b.Run(fmt.Sprintf("w=%.1f/words=%d", w, n), func(b *testing.B) {
+			b.Run(fmt.Sprintf("w=%.2f/words=%d", w, n), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					if _, err := e.Embed(context.Background(), texts); err != nil {

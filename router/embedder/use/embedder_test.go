@@ -30,11 +30,11 @@ func TestNewIsBuiltin(t *testing.T) {
 	if e.Name() != embedder.NameBuiltin {
 		t.Errorf("Name() = %q, want %q", e.Name(), embedder.NameBuiltin)
 	}
-	if want := 512 + embedder.HashDim; e.Dim() != want {
-		t.Errorf("Dim() = %d, want %d", e.Dim(), want)
+	if want := 128 + LexicalDim; e.Dim() != want || want != 896 {
+		t.Errorf("Dim() = %d, want %d = 896", e.Dim(), want)
 	}
-	if got := newTestEmbedder(t, 1).Dim(); got != 512 {
-		t.Errorf("semantic-only Dim() = %d, want 512", got)
+	if got := newTestEmbedder(t, 1).Dim(); got != 128 {
+		t.Errorf("semantic-only Dim() = %d, want 128", got)
 	}
 }
 
@@ -82,7 +82,7 @@ func TestUnitVectors(t *testing.T) {
 func TestWeightedCosine(t *testing.T) {
 	a, b := "The user prefers a dark theme in every editor", "what colour scheme does she like for her IDE?"
 	sem := embedPair(t, newTestEmbedder(t, 1), a, b)
-	hash := embedPair(t, embedder.NewHash(embedder.HashDim), a, b)
+	hash := embedPair(t, embedder.NewHash(LexicalDim), a, b)
 	got := embedPair(t, newTestEmbedder(t, 0.3), a, b)
 	if want := 0.3*sem + 0.7*hash; math.Abs(got-want) > 1e-5 {
 		t.Errorf("cosine %v, want 0.3*%v + 0.7*%v = %v", got, sem, hash, want)
@@ -142,10 +142,15 @@ func TestEmbedCancelled(t *testing.T) {
 // table or tokenizer falls to about 0.
 const minAgreement = 0.6
 
-// TestAgreesWithModel compares the semantic part with the reference
-// embeddings of the full model.
+// TestAgreesWithModel compares the table's vectors (before the projection)
+// with the reference embeddings of the full model.
 func TestAgreesWithModel(t *testing.T) {
-	e := newTestEmbedder(t, 1)
+	m, err := loadedAssets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.scratch()
+	got := make([]float32, m.table.dim)
 	var sum float64
 	n := 0
 	for _, r := range loadReferences(t) {
@@ -153,11 +158,8 @@ func TestAgreesWithModel(t *testing.T) {
 		if want == nil {
 			continue
 		}
-		got, err := e.Embed(context.Background(), []string{r.Text})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum += float64(vecmath.DotRef(got[0], want)) / math.Sqrt(float64(vecmath.DotRef(want, want)))
+		m.embedTable(r.Text, got, s)
+		sum += float64(vecmath.DotRef(got, want)) / math.Sqrt(float64(vecmath.DotRef(want, want)))
 		n++
 	}
 	mean := sum / float64(n)

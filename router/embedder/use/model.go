@@ -5,33 +5,44 @@ import (
 	"sync"
 )
 
-// model is the tokenizer and the table: the semantic half of the builtin
-// embedder. It is read-only once loaded.
+// model is the tokenizer, the table and the projection: the semantic part
+// of the builtin embedder. It is read-only once loaded.
 type model struct {
 	tok   *Tokenizer
 	table *table
+	proj  *projection
 	pool  sync.Pool // of *scratch
 }
 
 // scratch holds the buffers of one embedding, reused through the pool.
 type scratch struct {
-	tok tokScratch
-	acc []float32
+	tok       tokScratch
+	acc, full []float32 // table.dim
 }
 
 func (m *model) scratch() *scratch {
 	if s, ok := m.pool.Get().(*scratch); ok {
 		return s
 	}
-	return &scratch{acc: make([]float32, m.table.dim)}
+	return &scratch{acc: make([]float32, m.table.dim), full: make([]float32, m.table.dim)}
 }
 
-// embed writes the semantic unit vector of text into vec (length
+// dim is the length of the semantic vectors embed writes.
+func (m *model) dim() int { return m.proj.out }
+
+// embed writes the semantic unit vector of text into vec (length m.dim()):
+// the table's vector (embedTable), projected.
+func (m *model) embed(text string, vec []float32, s *scratch) {
+	m.embedTable(text, s.full, s)
+	m.proj.apply(s.full, s.acc, vec)
+}
+
+// embedTable writes the semantic unit vector of text into vec (length
 // table.dim): tanh of the bias plus the mean of the text's piece rows, L2
 // normalised. The model reads at most 128 pieces; the table has no window
 // and averages every piece of a longer text. A text without pieces gets
 // tanh(bias), normalised, like the model's empty input.
-func (m *model) embed(text string, vec []float32, s *scratch) {
+func (m *model) embedTable(text string, vec []float32, s *scratch) {
 	ids := m.tok.encode(text, &s.tok)
 	acc := s.acc
 	clear(acc)
@@ -50,6 +61,7 @@ func (m *model) embed(text string, vec []float32, s *scratch) {
 		ss += float64(float64(v) * float64(v)) // no fused multiply-add
 	}
 	if ss == 0 {
+		clear(vec)
 		vec[0] = 1
 		return
 	}

@@ -23,6 +23,7 @@ func main() {
 	flag.StringVar(&cfg.assets, "assets", "../../router/embedder/use/assets", "where to write the assets")
 	flag.BoolVar(&cfg.poolOnly, "pool-only", false, "stop after pooling the corpora")
 	flag.BoolVar(&cfg.holdout, "holdout", false, "first report fits on 95% of the corpus against the other 5%")
+	flag.BoolVar(&cfg.projectionOnly, "projection-only", false, "only recompute projection.bin.gz from the committed table and the corpora")
 	flag.Parse()
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "fit:", err)
@@ -31,11 +32,18 @@ func main() {
 }
 
 type config struct {
-	modelDir, work, assets string
-	poolOnly, holdout      bool
+	modelDir, work, assets            string
+	poolOnly, holdout, projectionOnly bool
 }
 
 func run(cfg config) error {
+	if cfg.projectionOnly {
+		tok, err := readTokenizer(cfg.modelDir)
+		if err != nil {
+			return err
+		}
+		return writeProjection(cfg, tok)
+	}
 	w, err := loadWeights(cfg.modelDir)
 	if err != nil {
 		return err
@@ -44,11 +52,7 @@ func run(cfg config) error {
 	if err != nil {
 		return err
 	}
-	vocab, err := os.ReadFile(filepath.Join(cfg.modelDir, "vocab.json"))
-	if err != nil {
-		return fmt.Errorf("cannot read vocab.json: %w", err)
-	}
-	tok, err := use.ParseVocab(vocab)
+	tok, err := readTokenizer(cfg.modelDir)
 	if err != nil {
 		return err
 	}
@@ -65,6 +69,14 @@ func run(cfg config) error {
 		return nil
 	}
 	return fitAndWrite(cfg, m, tok, samples)
+}
+
+func readTokenizer(modelDir string) (*use.Tokenizer, error) {
+	vocab, err := os.ReadFile(filepath.Join(modelDir, "vocab.json"))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read vocab.json: %w", err)
+	}
+	return use.ParseVocab(vocab)
 }
 
 // corpora are the fitting corpora generate.js writes, work/corpus-NAME.txt.
@@ -115,5 +127,8 @@ func fitAndWrite(cfg config, m *model, tok *use.Tokenizer, samples []sample) err
 	table := fitTable(samples, prior, vocab, fitLambda, fitIters)
 	proj := m.project(table)
 	slog.Info("table against the model on the references", "mean cosine", m.agreement(proj, refs))
-	return writeTable(cfg.assets, proj, m.tanhB)
+	if err := writeTable(cfg.assets, proj, m.tanhB); err != nil {
+		return err
+	}
+	return writeProjection(cfg, tok)
 }

@@ -1,0 +1,98 @@
+package use
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// projectionMagic opens projection.bin; the digit is the format version.
+const projectionMagic = "HEBBPCA1"
+
+// projection maps the table's 512-d unit vector to the semantic part of the
+// builtin embedder: subtract the corpus mean, then take the coordinates
+// along the corpus's principal directions, the first one (the component
+// every sentence shares) left out. It keeps what tells sentences apart in
+// a quarter of the width, which leaves the rest of the vector to the
+// hashing part.
+type projection struct {
+	in, out int
+	mean    []float32 // in
+	rows    []float32 // out x in, orthonormal rows
+}
+
+// decodeProjection parses projection.bin (gunzipped).
+func decodeProjection(b []byte) (*projection, error) {
+	if len(b) < len(projectionMagic)+8 || string(b[:len(projectionMagic)]) != projectionMagic {
+		return nil, fmt.Errorf("cannot decode projection: no %s header: %w", projectionMagic, ErrBadAssets)
+	}
+	b = b[len(projectionMagic):]
+	in := int(binary.LittleEndian.Uint32(b))
+	out := int(binary.LittleEndian.Uint32(b[4:]))
+	b = b[8:]
+	if in <= 0 || out <= 0 || in > 1<<12 || out > in || len(b) != 4*in*(1+out) {
+		return nil, fmt.Errorf("cannot decode projection of %d x %d from %d bytes: %w", out, in, len(b), ErrBadAssets)
+	}
+	p := &projection{in: in, out: out, mean: make([]float32, in), rows: make([]float32, in*out)}
+	for i := range p.mean {
+		p.mean[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	b = b[4*in:]
+	for i := range p.rows {
+		p.rows[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return p, nil
+}
+
+// EncodeProjection is the inverse of the decoder, for the generator: mean
+// (length in) and rows (out x in, row-major), as float32.
+func EncodeProjection(mean, rows []float32) []byte {
+	in := len(mean)
+	var buf bytes.Buffer
+	buf.WriteString(projectionMagic)
+	var u [4]byte
+	put := func(v uint32) {
+		binary.LittleEndian.PutUint32(u[:], v)
+		buf.Write(u[:])
+	}
+	put(uint32(in))
+	put(uint32(len(rows) / max(in, 1)))
+	for _, v := range mean {
+		put(math.Float32bits(v))
+	}
+	for _, v := range rows {
+		put(math.Float32bits(v))
+	}
+	return buf.Bytes()
+}
+
+// apply writes the projection of the unit vector v into out (length
+// p.out), L2 normalised; centred is scratch of length p.in. Each product is
+// rounded to float32 before it is added, as in the table sums. A vector
+// with no component left (the corpus mean itself) becomes the first axis.
+func (p *projection) apply(v, centred, out []float32) {
+	for k := range centred {
+		centred[k] = v[k] - p.mean[k]
+	}
+	var ss float64
+	for i := range out {
+		row := p.rows[i*p.in : (i+1)*p.in]
+		row = row[:len(centred)]
+		var acc float32
+		for k, c := range centred {
+			acc += float32(row[k] * c)
+		}
+		out[i] = acc
+		ss += float64(float64(acc) * float64(acc))
+	}
+	if ss == 0 {
+		clear(out)
+		out[0] = 1
+		return
+	}
+	norm := float32(1 / math.Sqrt(ss))
+	for i := range out {
+		out[i] *= norm
+	}
+}
