@@ -16,6 +16,20 @@
 //     touch live state.
 //   - Restore discards all state and replaces it with the snapshot's.
 //
+// Group commit: Propose hands its command to the group's proposer
+// (proposer.go). While none of the proposer's entries is between raft.Apply
+// and its result, a command is sent at once, alone and as it is: a lone
+// caller never waits for a timer or for others. Otherwise it queues, and
+// when the in-flight entry's result arrives the queued commands leave
+// together (at most 256 commands or 4 MiB) as one entry, a command
+// envelope (envelope.go): byte 0xFF, a version byte, the count, then each
+// command length-prefixed. The adapter applies an envelope's commands in
+// order, each at the entry's index, and every Propose receives its own
+// command's result, or the entry's error (wrapped as for a lone command).
+// Every group, the meta group included, proposes this way. Snapshots are
+// unaffected (envelopes only live in the log); SnapshotThreshold and
+// TrailingLogs count entries, not commands.
+//
 // Invariants:
 //   - A node's raft ServerID is NodeConfig.NodeID and its ServerAddress is the
 //     node's advertised address, the same for every group it hosts.
@@ -24,6 +38,13 @@
 //   - ReadIndex never writes to the Raft log in the steady state: one barrier
 //     per leadership term, then a leadership check and a wait for the local
 //     StateMachine to catch up with the commit index.
+//   - The data of a command entry is one command (every entry written before
+//     group commit is) or an envelope, whose first byte is 0xFF. No command
+//     type uses that byte (raftfsm uses 1-9, the meta group's commands stay
+//     below 64), so no older entry is mistaken for an envelope; a command
+//     that does start with it is sent wrapped in an envelope of one. Every
+//     replica applies an envelope the same way; an undecodable envelope is a
+//     bug and panics.
 //   - Snapshots written by this package carry a small header (the index of the
 //     last command applied) in front of the StateMachine's bytes, so that a
 //     restored group knows which commands its state already contains.

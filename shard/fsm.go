@@ -11,14 +11,16 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // StateMachine is what a group replicates. Apply is deterministic and called
-// in log order, never concurrently with itself, Snapshot or Restore. Snapshot
-// is called with no Apply running and must be fast (capture state); the
-// returned write function runs later, concurrently with Apply, and must not
-// touch live state. Restore discards all state and replaces it with the
-// snapshot's.
+// in log order, never concurrently with itself, Snapshot or Restore; index is
+// the log index of the entry carrying cmd, shared by the commands of one
+// envelope (group commit). Snapshot is called with no Apply running and must
+// be fast (capture state); the returned write function runs later,
+// concurrently with Apply, and must not touch live state. Restore discards
+// all state and replaces it with the snapshot's.
 type StateMachine interface {
 	Apply(index uint64, cmd []byte) any
 	Snapshot() (func(w io.Writer) error, error)
@@ -39,6 +41,7 @@ var (
 type fsmAdapter struct {
 	sm      StateMachine
 	group   string // metrics label
+	applyD  prometheus.Observer
 	lastCmd atomic.Uint64
 
 	mu      sync.Mutex
@@ -48,21 +51,44 @@ type fsmAdapter struct {
 
 var _ raft.FSM = (*fsmAdapter)(nil)
 
-func newFSMAdapter(sm StateMachine) *fsmAdapter {
-	return &fsmAdapter{sm: sm, waiters: make(map[chan struct{}]uint64)}
+func newFSMAdapter(sm StateMachine, group string) *fsmAdapter {
+	return &fsmAdapter{
+		sm: sm, group: group, applyD: applyDuration.WithLabelValues(group),
+		waiters: make(map[chan struct{}]uint64),
+	}
 }
 
 func (a *fsmAdapter) applied() uint64 { return a.lastCmd.Load() }
 
-// Apply is called by raft for command entries only.
+// Apply is called by raft for command entries only. A plain entry is one
+// command; an envelope is applied command by command, in order, at the
+// entry's index, and answers with envelopeResults. An undecodable envelope
+// is a bug and panics.
 func (a *fsmAdapter) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
 	}
 	start := time.Now()
-	res := a.sm.Apply(l.Index, l.Data)
-	applyDuration.WithLabelValues(a.group).Observe(time.Since(start).Seconds())
+	var res any
+	if isEnvelope(l.Data) {
+		res = a.applyEnvelope(l.Index, l.Data)
+	} else {
+		res = a.sm.Apply(l.Index, l.Data)
+	}
+	a.applyD.Observe(time.Since(start).Seconds())
 	a.setApplied(l.Index)
+	return res
+}
+
+func (a *fsmAdapter) applyEnvelope(index uint64, data []byte) envelopeResults {
+	cmds, err := decodeEnvelope(data)
+	if err != nil {
+		panic(fmt.Sprintf("shard: group %s: cannot apply log entry %d: %v", a.group, index, err))
+	}
+	res := make(envelopeResults, len(cmds))
+	for i, cmd := range cmds {
+		res[i] = a.sm.Apply(index, cmd)
+	}
 	return res
 }
 

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +26,7 @@ func (s *memSink) Cancel() error         { s.canceled = true; return nil }
 func (s *memSink) Reader() io.ReadCloser { return io.NopCloser(bytes.NewReader(s.Bytes())) }
 
 func TestSnapshotRoundTrip(t *testing.T) {
-	src := newFSMAdapter(newKV())
+	src := newFSMAdapter(newKV(), "test")
 	for i, cmd := range []string{"a=1", "b=2", "a=3"} {
 		src.Apply(&raft.Log{Index: uint64(10 + i), Type: raft.LogCommand, Data: []byte(cmd)})
 	}
@@ -39,7 +41,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	}
 
 	sm := newKV()
-	dst := newFSMAdapter(sm)
+	dst := newFSMAdapter(sm, "test")
 	if err := dst.Restore(sink.Reader()); err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
@@ -63,7 +65,7 @@ func TestRestoreRejectsBadHeader(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := newFSMAdapter(newKV())
+			a := newFSMAdapter(newKV(), "test")
 			if err := a.Restore(io.NopCloser(bytes.NewReader(tt.data))); err == nil {
 				t.Fatalf("Restore accepted %q", tt.data)
 			}
@@ -81,7 +83,7 @@ func TestPersistCancelsOnWriteError(t *testing.T) {
 }
 
 func TestWaitApplied(t *testing.T) {
-	a := newFSMAdapter(newKV())
+	a := newFSMAdapter(newKV(), "test")
 	a.Apply(&raft.Log{Index: 5, Type: raft.LogCommand, Data: []byte("k=v")})
 	if err := a.waitApplied(context.Background(), 5, nil); err != nil {
 		t.Fatalf("waitApplied(reached): %v", err)
@@ -138,7 +140,7 @@ func TestLastCommandUpTo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := &Group{logs: store, fsm: newFSMAdapter(newKV())}
+			g := &Group{logs: store, fsm: newFSMAdapter(newKV(), "test")}
 			g.fsm.lastCmd.Store(tt.applied)
 			got, err := g.lastCommandUpTo(tt.ci)
 			if err != nil || got != tt.want {
@@ -146,4 +148,39 @@ func TestLastCommandUpTo(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestApplyPlainAndEnvelopeEntries(t *testing.T) {
+	sm := newKV()
+	a := newFSMAdapter(sm, "test")
+	// A plain entry, as every entry written before group commit is.
+	if got := a.Apply(&raft.Log{Index: 10, Type: raft.LogCommand, Data: []byte("a=1")}); got != (kvResult{Index: 10}) {
+		t.Fatalf("plain entry: %#v", got)
+	}
+	env := encodeEnvelope([][]byte{[]byte("a=2"), []byte("b=3"), []byte("a=4")})
+	got := a.Apply(&raft.Log{Index: 11, Type: raft.LogCommand, Data: env})
+	want := envelopeResults{kvResult{11, "1"}, kvResult{11, ""}, kvResult{11, "2"}}
+	if res, ok := got.(envelopeResults); !ok || !slices.Equal(res, want) {
+		t.Fatalf("envelope: %#v, want %#v", got, want)
+	}
+	if a.applied() != 11 {
+		t.Fatalf("applied = %d, want 11", a.applied())
+	}
+	if got, want := sm.snapshotData(), map[string]string{"a": "4", "b": "3"}; !maps.Equal(got, want) {
+		t.Fatalf("state %v, want %v", got, want)
+	}
+}
+
+func TestApplyMalformedEnvelopePanics(t *testing.T) {
+	a := newFSMAdapter(newKV(), "test")
+	defer func() {
+		msg, _ := recover().(string)
+		if !strings.Contains(msg, "cannot apply log entry 7") || !strings.Contains(msg, errBadEnvelope.Error()) {
+			t.Fatalf("panic %q, want one naming the entry and the bad envelope", msg)
+		}
+		if a.applied() != 0 {
+			t.Fatalf("malformed entry counted as applied")
+		}
+	}()
+	a.Apply(&raft.Log{Index: 7, Type: raft.LogCommand, Data: []byte{envelopeMarker, envelopeVersion, 2, 1, 'x'}})
 }

@@ -80,6 +80,7 @@ type Group struct {
 	log   *slog.Logger
 	raft  *raft.Raft
 	fsm   *fsmAdapter
+	prop  *proposer
 	logs  raft.LogStore // the store behind a cache; entries are read by ReadIndex
 	store *raftboltdb.BoltStore
 	snaps *raft.FileSnapshotStore
@@ -142,15 +143,17 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 			return nil, err
 		}
 	}
-	fsm := newFSMAdapter(sm)
-	fsm.group = groupLabel(cfg.ID)
+	label := groupLabel(cfg.ID)
+	fsm := newFSMAdapter(sm, label)
 	r, err := raft.NewRaft(rc, fsm, logs, store, snaps, trans)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start raft: %w", err)
 	}
+	done := make(chan struct{})
 	return &Group{
 		id: cfg.ID, cfg: cfg, node: n, log: log, raft: r, fsm: fsm,
-		logs: logs, store: store, snaps: snaps, done: make(chan struct{}),
+		prop: newProposer(r.Apply, done, proposeBatch.WithLabelValues(label)),
+		logs: logs, store: store, snaps: snaps, done: done,
 	}, nil
 }
 
@@ -217,22 +220,19 @@ func (g *Group) Stats() map[string]string {
 // command never reached the log), ErrTimeout (ctx deadline, DefaultTimeout
 // when ctx has none, or leadership lost after the command was appended) or
 // ErrShutdown. After ErrTimeout the command may still be committed.
+// Concurrent calls share Raft entries (group commit, see proposer); each
+// still gets its own command's result or error.
 func (g *Group) Propose(ctx context.Context, cmd []byte) (any, error) {
 	ctx, cancel := withDefaultTimeout(ctx)
 	defer cancel()
 	if err := g.usable(ctx); err != nil {
 		return nil, fmt.Errorf("cannot propose to group %d: %w", g.id, err)
 	}
-	f := g.raft.Apply(cmd, untilDeadline(ctx))
-	if err := g.await(ctx, f); err != nil {
-		if errors.Is(err, raft.ErrLeadershipLost) {
-			// The command is in the log and the next leader may commit it:
-			// the outcome is open, and a retry elsewhere could apply it twice.
-			err = fmt.Errorf("%w: outcome unknown: %w", ErrTimeout, raft.ErrLeadershipLost)
-		}
+	res, err := g.prop.propose(ctx, cmd)
+	if err != nil {
 		return nil, fmt.Errorf("cannot propose to group %d: %w", g.id, err)
 	}
-	return f.Response(), nil
+	return res, nil
 }
 
 // WaitLeader blocks until some leader of the group is known.

@@ -14,6 +14,11 @@ var (
 		Help:    "Time to apply one Raft entry to a group's state machine.",
 		Buckets: prometheus.ExponentialBuckets(1e-6, 4, 12),
 	}, []string{"group"})
+	proposeBatch = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "hebb_shard_propose_batch_commands",
+		Help:    "Commands carried by one Raft entry sent by a group's proposer (group commit).",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 9),
+	}, []string{"group"})
 	snapshotsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hebb_shard_snapshots_total",
 		Help: "Snapshots persisted, by group and result.",
@@ -25,7 +30,7 @@ var (
 )
 
 func init() {
-	prometheus.MustRegister(applyDuration, snapshotsTotal, snapshotBytes)
+	prometheus.MustRegister(applyDuration, proposeBatch, snapshotsTotal, snapshotBytes)
 }
 
 func groupLabel(id uint32) string { return strconv.FormatUint(uint64(id), 10) }
