@@ -1,6 +1,10 @@
 package raftfsm
 
-import "sort"
+import (
+	"cmp"
+	"math/bits"
+	"slices"
+)
 
 // Hebbian learning constants (DESIGN.md §4).
 const (
@@ -21,15 +25,90 @@ type Edge struct {
 	UpdatedAt int64 // unix microseconds
 }
 
-type edgeSet struct {
-	adj   map[string]map[string]*Edge
-	count int
+// A concept keeps its edgeTop strongest edges of weight at least
+// edgeTopFloor ordered: a neighbours call with a minimum weight of at least
+// the floor (search's minEdgeWeight) and a limit up to edgeTop reads them
+// instead of walking and sorting the concept's whole adjacency. Edges
+// below the floor, most of them (a write's first touches leave 0.05 and
+// 0.0975), cost the lists nothing.
+const (
+	edgeTop      = 64
+	edgeTopFloor = 0.1
+)
+
+// The slab's chunks: edgeChunkMin records first, doubling up to
+// edgeChunkMax, then edgeChunkMax each; edgeGeometric edges fill the
+// doubling chunks.
+const (
+	edgeChunkMinBits = 4
+	edgeChunkMaxBits = 10
+	edgeGeometric    = 1<<edgeChunkMaxBits - 1<<edgeChunkMinBits
+)
+
+// edgeRec is an edge as stored: the Edge callers see and the ids of its
+// two concepts.
+type edgeRec struct {
+	Edge
+	id [2]int32 // concept ids of A and B
 }
 
-func newEdgeSet() edgeSet { return edgeSet{adj: make(map[string]map[string]*Edge)} }
+// side returns which end of the edge concept c is.
+func (r *edgeRec) side(c int32) int {
+	if r.id[0] == c {
+		return 0
+	}
+	return 1
+}
+
+// edgeSet is a tenant's association graph, with the tenant's concept ids.
+//
+// Edges are numbered in creation order and stored in a slab of chunks that
+// never move, so an *Edge stays valid; no edge is ever removed. Each
+// concept lists its edges in creation order (adj), counts those weighing
+// at least edgeTopFloor (strong) and keeps the first min(strong, edgeTop)
+// of them by edgeBefore (top). A touch only raises a weight, so an edge
+// only climbs: keeping the two top lists of an edge in order costs a
+// binary search and a short copy each.
+type edgeSet struct {
+	concepts conceptIDs
+	pairs    map[uint64]int32 // pairKey of the ids of A and B -> edge number
+	slab     [][]edgeRec
+	adj      [][]int32    // concept id -> its edges, creation order
+	strong   []int32      // concept id -> how many of its edges weigh edgeTopFloor or more
+	top      [][]topEntry // concept id -> its strongest edges, edgeBefore order
+	inTop    []uint64     // bit 2n+side: edge n is in the top list of its A (0), of its B (1)
+	count    int
+}
+
+func newEdgeSet() edgeSet {
+	return edgeSet{concepts: newConceptIDs(), pairs: make(map[uint64]int32)}
+}
+
+func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
+
+// rec returns edge n.
+func (s *edgeSet) rec(n int32) *edgeRec {
+	if n < edgeGeometric {
+		k := bits.Len32(uint32(n)>>edgeChunkMinBits+1) - 1
+		return &s.slab[k][int(n)-(1<<k-1)<<edgeChunkMinBits]
+	}
+	m := int(n) - edgeGeometric
+	return &s.slab[edgeChunkMaxBits-edgeChunkMinBits+m>>edgeChunkMaxBits][m&(1<<edgeChunkMaxBits-1)]
+}
 
 func (s *edgeSet) get(a, b string) *Edge {
-	return s.adj[a][b]
+	if b < a {
+		a, b = b, a
+	}
+	ia, okA := s.concepts.lookup(a)
+	ib, okB := s.concepts.lookup(b)
+	if !okA || !okB {
+		return nil
+	}
+	if n, ok := s.pairs[pairKey(ia, ib)]; ok {
+		return &s.rec(n).Edge
+	}
+	return nil
 }
 
 // touch reinforces the (a, b) row: w ← w + eta·(max − w), valence moves
@@ -41,81 +120,275 @@ func (s *edgeSet) touch(a, b string, eta, outcome float64, hasOutcome bool, at i
 	if b < a {
 		a, b = b, a
 	}
-	e := s.get(a, b)
-	if e == nil {
-		e = &Edge{A: a, B: b}
-		s.link(e)
-	}
-	// The explicit float64 conversions round each product, so no
-	// architecture fuses it into an FMA and replicas stay bit-identical.
-	e.Weight += float64(eta * (MaxWeight - e.Weight))
-	if e.Weight > MaxWeight {
-		e.Weight = MaxWeight
-	}
-	e.Count++
-	if hasOutcome {
-		e.Valence += float64(edgeValenceRate * (outcome - e.Valence))
-		e.Valence = clamp(e.Valence, -1, 1)
-	}
-	e.UpdatedAt = at
-	return e
+	return s.touchIDs(s.concepts.intern(a), s.concepts.intern(b), eta, outcome, hasOutcome, at)
 }
 
-func (s *edgeSet) link(e *Edge) {
-	for _, p := range [2][2]string{{e.A, e.B}, {e.B, e.A}} {
-		m := s.adj[p[0]]
-		if m == nil {
-			m = make(map[string]*Edge)
-			s.adj[p[0]] = m
-		}
-		m[p[1]] = e
+// touchIDs is touch of the concepts of ids ia and ib, the name of ia
+// sorting first.
+func (s *edgeSet) touchIDs(ia, ib int32, eta, outcome float64, hasOutcome bool, at int64) *Edge {
+	n, ok := s.pairs[pairKey(ia, ib)]
+	if !ok {
+		n = s.add(Edge{A: s.concepts.names[ia], B: s.concepts.names[ib]}, ia, ib)
+	}
+	r := s.rec(n)
+	old := r.Weight
+	// The explicit float64 conversions round each product, so no
+	// architecture fuses it into an FMA and replicas stay bit-identical.
+	r.Weight += float64(eta * (MaxWeight - r.Weight))
+	if r.Weight > MaxWeight {
+		r.Weight = MaxWeight
+	}
+	r.Count++
+	if hasOutcome {
+		r.Valence += float64(edgeValenceRate * (outcome - r.Valence))
+		r.Valence = clamp(r.Valence, -1, 1)
+	}
+	r.UpdatedAt = at
+	s.reweigh(r, n, old, !ok)
+	return &r.Edge
+}
+
+// add stores e, whose concepts have ids ia and ib, as the next edge and
+// lists it in both adjacencies; it enters the top lists through rank.
+func (s *edgeSet) add(e Edge, ia, ib int32) int32 {
+	n := int32(s.count)
+	if n < edgeGeometric && n == int32((1<<len(s.slab)-1)<<edgeChunkMinBits) ||
+		n >= edgeGeometric && (int(n)-edgeGeometric)&(1<<edgeChunkMaxBits-1) == 0 {
+		size := 1 << min(edgeChunkMinBits+len(s.slab), edgeChunkMaxBits)
+		s.slab = append(s.slab, make([]edgeRec, size))
+	}
+	if n%32 == 0 {
+		s.inTop = append(s.inTop, 0)
 	}
 	s.count++
+	s.pairs[pairKey(ia, ib)] = n
+	*s.rec(n) = edgeRec{Edge: e, id: [2]int32{ia, ib}}
+	for _, c := range [2]int32{ia, ib} {
+		if int(c) >= len(s.adj) {
+			grow := int(c) + 1 - len(s.adj)
+			s.adj = append(s.adj, make([][]int32, grow)...)
+			s.strong = append(s.strong, make([]int32, grow)...)
+			s.top = append(s.top, make([][]topEntry, grow)...)
+		}
+		s.adj[c] = append(s.adj[c], n)
+	}
+	return n
+}
+
+// link stores an edge read from a snapshot.
+func (s *edgeSet) link(e *Edge) {
+	ia, ib := s.concepts.intern(e.A), s.concepts.intern(e.B)
+	cp := *e
+	cp.A, cp.B = s.concepts.names[ia], s.concepts.names[ib]
+	n := s.add(cp, ia, ib)
+	s.reweigh(s.rec(n), n, 0, true)
+}
+
+// listed reports whether edge n is in the top list of its concept at side.
+func (s *edgeSet) listed(n int32, side int) bool {
+	b := 2*uint(n) + uint(side)
+	return s.inTop[b/64]&(1<<(b%64)) != 0
+}
+
+// list records whether edge n is in the top list of its concept at side.
+func (s *edgeSet) list(n int32, side int, on bool) {
+	b := 2*uint(n) + uint(side)
+	if on {
+		s.inTop[b/64] |= 1 << (b % 64)
+	} else {
+		s.inTop[b/64] &^= 1 << (b % 64)
+	}
+}
+
+// edgeBefore is the order of neighbours: weight descending, then A, then B.
+func edgeBefore(x, y *edgeRec) bool {
+	if x.Weight != y.Weight {
+		return x.Weight > y.Weight
+	}
+	if x.id[0] != y.id[0] {
+		return x.A < y.A
+	}
+	return x.B < y.B
+}
+
+// topEntry is one place of a top list: an edge and its weight, so that
+// ordering by weight reads no edge record.
+type topEntry struct {
+	w float64
+	n int32
+}
+
+// ahead reports whether edge r goes before the edge of entry e.
+func (s *edgeSet) ahead(r *edgeRec, e topEntry) bool {
+	if r.Weight != e.w {
+		return r.Weight > e.w
+	}
+	return edgeBefore(r, s.rec(e.n))
+}
+
+// reweigh keeps the counts and top lists of edge n (record r) right after
+// its weight moved from old; isNew when the edge was just added.
+func (s *edgeSet) reweigh(r *edgeRec, n int32, old float64, isNew bool) {
+	w := r.Weight
+	wasStrong := !isNew && old >= edgeTopFloor
+	switch {
+	case w < old || w != w:
+		// Weights only grow; stay right should one shrink.
+		if wasStrong {
+			s.rebuildTop(r.id[0])
+			s.rebuildTop(r.id[1])
+		}
+	case !(w >= edgeTopFloor):
+	case !wasStrong:
+		s.strong[r.id[0]]++
+		s.strong[r.id[1]]++
+		s.rank(r, n, 0)
+		s.rank(r, n, 1)
+	case w != old:
+		s.rank(r, n, 0)
+		s.rank(r, n, 1)
+	}
+}
+
+// rank moves strong edge n (record r), new to the strong ones or grown, to
+// its place in the top list of the concept at side of it.
+func (s *edgeSet) rank(r *edgeRec, n int32, side int) {
+	c := r.id[side]
+	top := s.top[c]
+	at := len(top) // where the edge is now; len: not in the list
+	switch {
+	case s.listed(n, side):
+		for i := range top {
+			if top[i].n == n {
+				at = i
+				break
+			}
+		}
+	case len(top) < edgeTop:
+		// Every strong edge of the concept is in its top list: add this one.
+		top = append(top, topEntry{})
+	case !s.ahead(r, top[edgeTop-1]):
+		return
+	default:
+		last := s.rec(top[edgeTop-1].n)
+		s.list(top[edgeTop-1].n, last.side(c), false)
+		at = edgeTop - 1
+	}
+	s.list(n, side, true)
+	// The edge only climbs: its place is the first of top[:at] it goes
+	// before.
+	lo, hi := 0, at
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if s.ahead(r, top[mid]) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	copy(top[lo+1:at+1], top[lo:at])
+	top[lo] = topEntry{r.Weight, n}
+	s.top[c] = top
+}
+
+// rebuildTop recounts the strong edges of concept c and rebuilds its top
+// list from its adjacency.
+func (s *edgeSet) rebuildTop(c int32) {
+	var strong []int32
+	for _, n := range s.adj[c] {
+		r := s.rec(n)
+		s.list(n, r.side(c), false)
+		if r.Weight >= edgeTopFloor {
+			strong = append(strong, n)
+		}
+	}
+	slices.SortFunc(strong, func(x, y int32) int { return s.compare(s.rec(x), s.rec(y)) })
+	s.strong[c] = int32(len(strong))
+	top := make([]topEntry, 0, min(len(strong), edgeTop))
+	for _, n := range strong[:cap(top)] {
+		r := s.rec(n)
+		s.list(n, r.side(c), true)
+		top = append(top, topEntry{r.Weight, n})
+	}
+	s.top[c] = top
+}
+
+// compare is edgeBefore as a comparison function.
+func (s *edgeSet) compare(x, y *edgeRec) int {
+	switch {
+	case edgeBefore(x, y):
+		return -1
+	case edgeBefore(y, x):
+		return 1
+	}
+	return 0
 }
 
 // neighbours returns the edges touching c with weight at least min, sorted
-// by weight descending then by the other concept, so every caller sees a
-// deterministic order; at most limit of them when limit > 0. Filtering before
-// sorting keeps a frequent concept's long adjacency cheap to read.
+// by weight descending then by A then B, so every caller sees a
+// deterministic order; at most limit of them when limit > 0. With min at
+// least edgeTopFloor and a limit up to edgeTop, or no more strong edges
+// than edgeTop, the concept's top list holds the answer.
 func (s *edgeSet) neighbours(c string, min float64, limit int) []*Edge {
-	m := s.adj[c]
-	out := make([]*Edge, 0, min64(len(m), 64))
-	for _, e := range m {
-		if e.Weight >= min {
-			out = append(out, e)
+	id, ok := s.concepts.lookup(c)
+	if !ok || int(id) >= len(s.adj) {
+		return []*Edge{}
+	}
+	if min >= edgeTopFloor && (limit > 0 && limit <= edgeTop || s.strong[id] <= edgeTop) {
+		top := s.top[id]
+		n := 0
+		for n < len(top) && (limit <= 0 || n < limit) && top[n].w >= min {
+			n++
+		}
+		out := make([]*Edge, n)
+		for i := range out {
+			out[i] = &s.rec(top[i].n).Edge
+		}
+		return out
+	}
+	var recs []*edgeRec
+	for _, n := range s.adj[id] {
+		if r := s.rec(n); r.Weight >= min {
+			recs = append(recs, r)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Weight != out[j].Weight {
-			return out[i].Weight > out[j].Weight
-		}
-		if out[i].A != out[j].A {
-			return out[i].A < out[j].A
-		}
-		return out[i].B < out[j].B
-	})
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+	slices.SortFunc(recs, s.compare)
+	if limit > 0 && len(recs) > limit {
+		recs = recs[:limit]
+	}
+	out := make([]*Edge, len(recs))
+	for i, r := range recs {
+		out[i] = &r.Edge
 	}
 	return out
 }
 
 // sorted returns every edge ordered by (A, B).
 func (s *edgeSet) sorted() []*Edge {
-	out := make([]*Edge, 0, s.count)
-	for a, m := range s.adj {
-		for b, e := range m {
-			if a < b {
-				out = append(out, e)
-			}
-		}
+	// Rank the concepts by name once; edges then sort by integer keys.
+	byName := make([]int32, len(s.concepts.names))
+	for i := range byName {
+		byName[i] = int32(i)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].A != out[j].A {
-			return out[i].A < out[j].A
-		}
-		return out[i].B < out[j].B
-	})
+	slices.SortFunc(byName, func(x, y int32) int { return cmp.Compare(s.concepts.names[x], s.concepts.names[y]) })
+	rank := make([]int32, len(byName))
+	for r, id := range byName {
+		rank[id] = int32(r)
+	}
+	type keyed struct {
+		key uint64
+		e   *Edge
+	}
+	all := make([]keyed, s.count)
+	for n := range all {
+		r := s.rec(int32(n))
+		all[n] = keyed{pairKey(rank[r.id[0]], rank[r.id[1]]), &r.Edge}
+	}
+	slices.SortFunc(all, func(x, y keyed) int { return cmp.Compare(x.key, y.key) })
+	out := make([]*Edge, len(all))
+	for i, k := range all {
+		out[i] = k.e
+	}
 	return out
 }
 
@@ -125,9 +398,23 @@ func (s *edgeSet) coactivateWithin(concepts []string, at int64) {
 	if len(concepts) > maxEdgeConcepts {
 		concepts = concepts[:maxEdgeConcepts]
 	}
+	var ids [maxEdgeConcepts]int32
+	for i, c := range concepts {
+		if c != "" {
+			ids[i] = s.concepts.intern(c)
+		}
+	}
 	for i := 0; i < len(concepts); i++ {
 		for j := i + 1; j < len(concepts); j++ {
-			s.touch(concepts[i], concepts[j], writeEta, 0, false, at)
+			a, b := concepts[i], concepts[j]
+			if a == b || a == "" || b == "" {
+				continue
+			}
+			if b < a {
+				s.touchIDs(ids[j], ids[i], writeEta, 0, false, at)
+			} else {
+				s.touchIDs(ids[i], ids[j], writeEta, 0, false, at)
+			}
 		}
 	}
 }
@@ -140,11 +427,4 @@ func clamp(v, lo, hi float64) float64 {
 		return hi
 	}
 	return v
-}
-
-func min64(a, b int) int {
-	if a < b {
-		return a
-	}
-	return b
 }

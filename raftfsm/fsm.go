@@ -10,9 +10,6 @@ type FSM struct {
 	mu      sync.RWMutex
 	dim     int
 	tenants map[string]*tenant
-	// scratch of the write gate, used only inside Apply
-	gateScores []float32
-	topk       []int
 }
 
 // New returns an empty state machine for vectors of dimension dim.

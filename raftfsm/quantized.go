@@ -10,17 +10,20 @@ import (
 )
 
 // Quantised search (vecmath.Searcher) over the domain arenas: search.go
-// and write.go call it when the rows in scope reach codedRows.
+// calls searchDomains, and the write gate (gate.go) its own searcher, when
+// the rows in scope reach codedRows.
 
 // parallelRows is the number of rows in scope from which a search splits
 // its scans over GOMAXPROCS goroutines.
 const parallelRows = 32768
 
-// coding is the quantizer of one dimension and a pool of searchers (their
-// scratch is sized by the largest search they ran).
+// coding is the quantizer of one dimension, a pool of searchers (their
+// scratch is sized by the largest search they ran) and one of write gates
+// (gate.go).
 type coding struct {
-	q    *vecmath.Quantizer
-	pool sync.Pool
+	q     *vecmath.Quantizer
+	pool  sync.Pool
+	gates sync.Pool
 }
 
 var codings sync.Map // dim -> *coding

@@ -111,14 +111,8 @@ func decodeState(b []byte) (map[string]*tenant, int, error) {
 	for i := 0; i < n && d.err == nil; i++ {
 		t := newTenant(d.str())
 		last := d.varint()
-		atoms := d.count(1)
-		for j := 0; j < atoms && d.err == nil; j++ {
-			a := d.atom()
-			vec := d.f32s()
-			if a.Type != Secret && len(vec) != dim {
-				return nil, 0, fmt.Errorf("%w: vector of dimension %d", ErrSnapshot, len(vec))
-			}
-			t.insert(a, vec)
+		if err := t.restoreAtoms(d, dim); err != nil {
+			return nil, 0, err
 		}
 		t.lastCreated = last
 		edges := d.count(1)

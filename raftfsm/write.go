@@ -1,19 +1,10 @@
 package raftfsm
 
-import (
-	"fmt"
-	"math"
-
-	"github.com/hebbdb/hebb/vecmath"
-)
+import "fmt"
 
 // ReasonSecretIDMismatch is the result reason of a secret write sealed for
 // the wrong atom ID (a concurrent first store of the same alias).
 const ReasonSecretIDMismatch = "secret exists under another atom id"
-
-// duplicateCos is the write gate's refusal threshold: the embedder cannot
-// tell two texts apart (DESIGN.md §4).
-const duplicateCos = 1 - 1e-6
 
 func (f *FSM) applyWrite(c *WriteCmd) *WriteResults {
 	t := f.tenantFor(c.Tenant)
@@ -27,6 +18,12 @@ func (f *FSM) applyWrite(c *WriteCmd) *WriteResults {
 	}
 	out := &WriteResults{Results: make([]WriteResult, len(c.Items))}
 	defer t.remember(c, out)
+	if f.batchable(c) {
+		f.writeBatch(t, c.Items, out.Results)
+		return out
+	}
+	g := getGate(f.dim)
+	defer putGate(g)
 	for i := range c.Items {
 		it := &c.Items[i]
 		// An existing external_ref answers before supersede validation, so a
@@ -44,7 +41,7 @@ func (f *FSM) applyWrite(c *WriteCmd) *WriteResults {
 				return out
 			}
 		}
-		out.Results[i] = f.writeOne(t, it, targets)
+		out.Results[i] = f.writeOne(t, g, it, targets)
 	}
 	return out
 }
@@ -85,21 +82,17 @@ func existingRef(t *tenant, it *WriteItem) (WriteResult, bool) {
 		Reason: "external_ref exists", Superseded: []ID{}}, true
 }
 
-func (f *FSM) writeOne(t *tenant, it *WriteItem, targets []*Atom) WriteResult {
+func (f *FSM) writeOne(t *tenant, g *gate, it *WriteItem, targets []*Atom) WriteResult {
 	if it.Type == Secret {
 		return f.writeSecret(t, it)
 	}
 	if len(it.Vector) != f.dim {
 		panic(fmt.Sprintf("raftfsm: vector of dimension %d in a group of dimension %d", len(it.Vector), f.dim))
 	}
-	near, maxCos := f.nearestTip(t, it, targets)
-	if near != nil && float64(maxCos) >= duplicateCos {
-		return WriteResult{Importance: 0, Superseded: []ID{},
-			Reason: fmt.Sprintf("duplicate of %s: the embedder cannot tell it apart", near.ID)}
-	}
-	importance := 1.0
-	if near != nil {
-		importance = clamp(1-float64(maxCos), 0, 1)
+	near, cos := g.nearest(t.domains[it.Domain], it.Vector, targets, true)
+	importance, ok := gateVerdict(near, cos)
+	if !ok {
+		return duplicateResult(near)
 	}
 	superseded := make([]ID, 0, len(targets))
 	for _, tg := range targets {
@@ -113,6 +106,24 @@ func (f *FSM) writeOne(t *tenant, it *WriteItem, targets []*Atom) WriteResult {
 	t.edges.coactivateWithin(a.Concepts, a.CreatedAt)
 	return WriteResult{Stored: true, AtomID: a.ID, Importance: importance,
 		Reason: "stored", Superseded: superseded}
+}
+
+// gateVerdict turns the nearest live tip (nil when none) and its cosine
+// into the item's importance, 1 − max_cos; ok is false for a duplicate.
+func gateVerdict(near *Atom, cos float32) (importance float64, ok bool) {
+	switch {
+	case near == nil:
+		return 1, true
+	case float64(cos) >= duplicateCos:
+		return 0, false
+	}
+	return clamp(1-float64(cos), 0, 1), true
+}
+
+// duplicateResult is the result of an item the gate refuses.
+func duplicateResult(near *Atom) WriteResult {
+	return WriteResult{Importance: 0, Superseded: []ID{},
+		Reason: fmt.Sprintf("duplicate of %s: the embedder cannot tell it apart", near.ID)}
 }
 
 // newAtom builds the atom of an item. supersedes lists the validated
@@ -132,85 +143,6 @@ func (f *FSM) newAtom(t *tenant, it *WriteItem, importance float64, supersedes [
 		a.Supersedes = nil
 	}
 	return a
-}
-
-// nearestTip finds the nearest live tip of the item's domain, skipping the
-// atoms this write is about to supersede.
-func (f *FSM) nearestTip(t *tenant, it *WriteItem, targets []*Atom) (*Atom, float32) {
-	d := t.domains[it.Domain]
-	if d == nil || len(d.rows) == 0 {
-		return nil, 0
-	}
-	skip := func(i int) bool {
-		a := d.rows[i]
-		if a.Superseded() {
-			return true
-		}
-		for _, tg := range targets {
-			if tg == a {
-				return true
-			}
-		}
-		return false
-	}
-	if d.coded() {
-		return nearestCoded(f.dim, d, it.Vector, skip)
-	}
-	// SIMD ranks the rows; the best few are then re-scored with the Ref
-	// kernel, which rounds identically on every CPU, so replicas agree on
-	// the stored importance and the gate's verdict (SIMD and scalar dot
-	// products differ only in the last bits, far below the candidates' gap).
-	scores := f.scratch(len(d.rows))
-	vecmath.DotArena(it.Vector, d.arena, f.dim, scores)
-	for i := range scores {
-		if skip(i) {
-			scores[i] = float32(math.NaN())
-		}
-	}
-	var best *Atom
-	bestCos := float32(math.Inf(-1))
-	for _, i := range vecmath.TopK(scores, gateRecheck, f.topk[:0]) {
-		a := d.rows[i]
-		cos := vecmath.DotRef(it.Vector, d.vec(a, f.dim))
-		if cos > bestCos || cos == bestCos && compareID(a.ID, best.ID) < 0 {
-			best, bestCos = a, cos
-		}
-	}
-	if best == nil {
-		return nil, 0
-	}
-	return best, bestCos
-}
-
-// nearestCoded is nearestTip's search through the domain's codes: the
-// quantised search with DotRef as its exact kernel, so every replica,
-// whatever its CPU, finds the same row and the same cosine. It finds the
-// nearest row unless an estimate misses its bound (vecmath doc), and then
-// every replica misses it alike: the codes are a function of the rows.
-func nearestCoded(dim int, d *domainIndex, vec []float32, skip func(i int) bool) (*Atom, float32) {
-	opt := &vecmath.SearchOptions{K: 1, Floor: noFloor, Exact: vecmath.DotRef, MinWeight: 1, MaxWeight: 1,
-		Weight: func(_, row int) (float32, bool) { return 1, !skip(row) }}
-	var best *Atom
-	var bestCos float32
-	searchDomains(dim, vec, []*domainIndex{d}, opt, func(d *domainIndex, h vecmath.Hit) {
-		// Hits tie at the best cosine; the lowest ID wins, as in nearestTip.
-		if a := d.rows[h.Row]; best == nil || compareID(a.ID, best.ID) < 0 {
-			best, bestCos = a, h.Sim
-		}
-	})
-	return best, bestCos
-}
-
-// gateRecheck is how many SIMD-ranked rows the gate re-scores exactly.
-const gateRecheck = 8
-
-// scratch returns the FSM's reusable score buffer (Apply is never
-// concurrent with itself, so one buffer serves every write).
-func (f *FSM) scratch(n int) []float32 {
-	if cap(f.gateScores) < n {
-		f.gateScores = make([]float32, n)
-	}
-	return f.gateScores[:n]
 }
 
 // writeSecret stores or replaces a sealed secret under its external_ref

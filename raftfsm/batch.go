@@ -1,0 +1,235 @@
+package raftfsm
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hebbdb/hebb/vecmath"
+)
+
+// batchable reports whether a write command takes writeBatch's path: at
+// least two items, none with a supersede to honour (a supersede changes
+// which rows later items' gates skip), every vector of the group's
+// dimension (a wrong one panics at its item, in item order, on the
+// item-by-item path).
+func (f *FSM) batchable(c *WriteCmd) bool {
+	if len(c.Items) < 2 {
+		return false
+	}
+	for i := range c.Items {
+		it := &c.Items[i]
+		if !c.Batch && len(it.Supersedes) > 0 || it.Type != Secret && len(it.Vector) != f.dim {
+			return false
+		}
+	}
+	return true
+}
+
+// writeBatch applies the items of a batchable command. An item's gate
+// looks at the rows its domain held before the command and at the rows
+// the command stored before it, so the two parts are split: the gates
+// against the rows held before run first, on up to GOMAXPROCS goroutines
+// (this one included), while this goroutine takes the items in order,
+// completes each gate with the command's earlier stored rows of its domain
+// (exactly, with the reference kernel) and refuses or stores the item. The
+// new rows reach the arenas once every gate is done, since the gates read
+// them, while another goroutine adds the stored atoms' edges. Both paths
+// find the exact nearest live tip (reference-kernel cosine, lowest ID
+// among equals) unless a search misses it (an estimate outside its bound,
+// or the nearest row outside the exact gate's gateRecheck best SIMD
+// scores), so item for item, results and state equal the item-by-item
+// path's (TestBatchMatchesItemByItem); every replica takes the same path.
+func (f *FSM) writeBatch(t *tenant, items []WriteItem, out []WriteResult) {
+	b := newBatchGate(f.dim, t, items)
+	b.start()
+	g := getGate(f.dim)
+	type row struct {
+		d   *domainIndex
+		a   *Atom
+		vec []float32
+	}
+	rows := make([]row, 0, len(items))
+	for i := range items {
+		it := &items[i]
+		if r, ok := existingRef(t, it); ok {
+			out[i] = r
+			continue
+		}
+		if it.Type == Secret {
+			out[i] = f.writeSecret(t, it)
+			continue
+		}
+		b.wait(i, g)
+		near, cos := b.nearest(i)
+		importance, ok := gateVerdict(near, cos)
+		if !ok {
+			out[i] = duplicateResult(near)
+			continue
+		}
+		a := f.newAtom(t, it, importance, nil)
+		d := t.index(a)
+		b.stored[i] = a
+		rows = append(rows, row{d, a, it.Vector})
+		out[i] = WriteResult{Stored: true, AtomID: a.ID, Importance: importance, Reason: "stored", Superseded: []ID{}}
+	}
+	b.wg.Wait()
+	putGate(g)
+	// The edges and the arenas share nothing: both take the stored atoms
+	// in order, side by side.
+	var edges sync.WaitGroup
+	edges.Go(func() {
+		for _, r := range rows {
+			t.edges.coactivateWithin(r.a.Concepts, r.a.CreatedAt)
+		}
+	})
+	for _, r := range rows {
+		r.d.add(r.a, r.vec)
+	}
+	edges.Wait()
+}
+
+// batchGate holds a batch's gates: each item's nearest live tip among the
+// rows of its domain as the command found them (computed by whichever
+// goroutine claims the item), and what completing them with the command's
+// own rows needs.
+type batchGate struct {
+	dim   int
+	items []WriteItem
+	pre   []*domainIndex // per item: its domain as the command found it; nil for secrets
+	near  []*Atom        // per item: nearest live tip among pre's rows, nil when none
+	cos   []float32
+	split bool // fewer items than cores: each search may spread over cores
+	// The command's items grouped by domain, in item order.
+	group   []int32     // per item: its group, -1 for secrets
+	pos     []int32     // per item: its place in its group
+	members [][]int32   // per group: its items
+	norm    []float32   // per item: |vector|
+	dots    [][]float32 // per item: SIMD dots with the items before it in its group
+	stored  []*Atom     // per item: the atom stored for it (the applying goroutine's)
+
+	next atomic.Int64 // the next item to claim
+	done []atomic.Bool
+	mu   sync.Mutex
+	cond sync.Cond
+	wg   sync.WaitGroup
+}
+
+func newBatchGate(dim int, t *tenant, items []WriteItem) *batchGate {
+	n := len(items)
+	b := &batchGate{dim: dim, items: items, pre: make([]*domainIndex, n), near: make([]*Atom, n),
+		cos: make([]float32, n), split: n < runtime.GOMAXPROCS(0), group: make([]int32, n),
+		pos: make([]int32, n), norm: make([]float32, n), dots: make([][]float32, n),
+		stored: make([]*Atom, n), done: make([]atomic.Bool, n)}
+	b.cond.L = &b.mu
+	groups := make(map[string]int32)
+	pairs := 0
+	for i := range items {
+		it := &items[i]
+		if it.Type == Secret {
+			b.group[i] = -1
+			continue
+		}
+		b.pre[i] = t.domains[it.Domain]
+		gi, ok := groups[it.Domain]
+		if !ok {
+			gi = int32(len(b.members))
+			groups[it.Domain] = gi
+			b.members = append(b.members, nil)
+		}
+		b.group[i], b.pos[i] = gi, int32(len(b.members[gi]))
+		b.members[gi] = append(b.members[gi], int32(i))
+		pairs += int(b.pos[i])
+		b.norm[i] = float32(math.Sqrt(float64(vecmath.DotRef(it.Vector, it.Vector))))
+	}
+	flat := make([]float32, pairs)
+	for i := range items {
+		p := b.pos[i]
+		b.dots[i], flat = flat[:p:p], flat[p:]
+	}
+	return b
+}
+
+// start launches the helper goroutines: one fewer than GOMAXPROCS, as the
+// applying goroutine gates items too while it waits.
+func (b *batchGate) start() {
+	for range min(runtime.GOMAXPROCS(0), len(b.items)) - 1 {
+		b.wg.Go(func() {
+			g := getGate(b.dim)
+			defer putGate(g)
+			for b.claim(g) {
+			}
+		})
+	}
+}
+
+// claim gates the next unclaimed item; false when none is left.
+func (b *batchGate) claim(g *gate) bool {
+	i := int(b.next.Add(1) - 1)
+	if i >= len(b.items) {
+		return false
+	}
+	if gi := b.group[i]; gi >= 0 {
+		vec := b.items[i].Vector
+		b.near[i], b.cos[i] = g.nearest(b.pre[i], vec, nil, b.split)
+		for p, j := range b.members[gi][:b.pos[i]] {
+			b.dots[i][p] = vecmath.Dot(vec, b.items[j].Vector)
+		}
+	}
+	b.done[i].Store(true)
+	b.mu.Lock()
+	b.cond.Broadcast()
+	b.mu.Unlock()
+	return true
+}
+
+// wait returns once item i is gated, gating unclaimed items meanwhile.
+func (b *batchGate) wait(i int, g *gate) {
+	for !b.done[i].Load() {
+		if b.claim(g) {
+			continue
+		}
+		b.mu.Lock()
+		for !b.done[i].Load() {
+			b.cond.Wait()
+		}
+		b.mu.Unlock()
+	}
+}
+
+// nearest completes item i's gate with the items stored before it in its
+// group: the nearest live tip among the rows its domain held before the
+// command and those, by the reference kernel's cosine, the lowest ID among
+// equals — what the item-by-item gate finds in the domain as it is then.
+// A stored item is re-scored exactly unless its SIMD dot is more than the
+// SIMD kernel's error bound below the best cosine so far.
+func (b *batchGate) nearest(i int) (*Atom, float32) {
+	near, cos := b.near[i], b.cos[i]
+	vec := b.items[i].Vector
+	for p, j := range b.members[b.group[i]][:b.pos[i]] {
+		a := b.stored[j]
+		if a == nil {
+			continue
+		}
+		if near != nil && float64(b.dots[i][p]) < float64(cos)-dotSlack(b.dim, b.norm[i], b.norm[j]) {
+			continue // NaN dots and slacks fail the comparison: re-scored
+		}
+		c := vecmath.DotRef(vec, b.items[j].Vector)
+		if c != c {
+			continue
+		}
+		if near == nil || c > cos || c == cos && compareID(a.ID, near.ID) < 0 {
+			near, cos = a, c
+		}
+	}
+	return near, cos
+}
+
+// dotSlack bounds how far a SIMD dot product of vectors of lengths na and
+// nb may lie from the reference kernel's: float32 accumulation errs by at
+// most about (terms summed in a row)·2⁻²⁴·Σ|aᵢbᵢ| ≤ dim·2⁻²⁴·|a||b|; this
+// allows four times that, and an absolute floor for subnormal products.
+func dotSlack(dim int, na, nb float32) float64 {
+	return float64(dim+16)*0x1p-22*float64(na)*float64(nb) + 1e-30
+}

@@ -1,0 +1,137 @@
+package raftfsm
+
+import (
+	"fmt"
+	"math/rand"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// batchCase builds random batches over a few domains: vectors near a few
+// centres (so gates compete), exact copies of earlier items of the same
+// batch and of stored rows (duplicates the gate refuses), repeated
+// external_refs, secrets, and a domain that is new to the tenant.
+type batchCase struct {
+	rng     *rand.Rand
+	dim     int
+	domains []string
+	centres [][]float32
+	stored  [][]float32 // vectors written so far, any domain
+	next    int
+}
+
+func (c *batchCase) vector() []float32 {
+	switch r := c.rng.Float64(); {
+	case r < 0.1 && len(c.stored) > 0:
+		return append([]float32(nil), c.stored[c.rng.Intn(len(c.stored))]...)
+	case r < 0.6:
+		v := append([]float32(nil), c.centres[c.rng.Intn(len(c.centres))]...)
+		for i := range v {
+			v[i] += float32(c.rng.NormFloat64() * 0.05)
+		}
+		return normalized(v)
+	}
+	return randomUnit(c.rng, c.dim)
+}
+
+func (c *batchCase) item() WriteItem {
+	c.next++
+	it := WriteItem{ID: mkID(c.next), CreatedAt: baseTime + int64(c.next), Content: fmt.Sprint("item ", c.next),
+		Domain: c.domains[c.rng.Intn(len(c.domains))], Concepts: []string{fmt.Sprint("k", c.rng.Intn(9)),
+			fmt.Sprint("k", c.rng.Intn(9))}, Vector: c.vector()}
+	if c.rng.Intn(10) == 0 {
+		it.ExternalRef = fmt.Sprint("ref", c.rng.Intn(20))
+	}
+	if c.rng.Intn(25) == 0 {
+		it.Type, it.ExternalRef, it.Sealed, it.Vector = Secret, fmt.Sprint("secret:s", c.rng.Intn(3)), []byte("x"), nil
+	}
+	if it.Vector != nil {
+		c.stored = append(c.stored, it.Vector)
+	}
+	return it
+}
+
+func (c *batchCase) batch(n int) *WriteCmd {
+	cmd := &WriteCmd{Tenant: "org", Batch: true}
+	for range n {
+		cmd.Items = append(cmd.Items, c.item())
+	}
+	// Copies of earlier items of the same batch.
+	for range n / 6 {
+		i, j := c.rng.Intn(len(cmd.Items)), c.rng.Intn(len(cmd.Items))
+		if i < j && cmd.Items[i].Vector != nil && cmd.Items[j].Vector != nil {
+			cmd.Items[j].Vector = append([]float32(nil), cmd.Items[i].Vector...)
+		}
+	}
+	return cmd
+}
+
+// TestBatchMatchesItemByItem applies random batches to one state machine
+// as batches (writeBatch) and to another item by item (one-item commands
+// take the sequential path) and compares every result and the state hash,
+// over exact and coded domains and domains crossing the coded size inside
+// a batch, with more gating goroutines than cores.
+func TestBatchMatchesItemByItem(t *testing.T) {
+	tests := []struct {
+		name      string
+		codedRows int
+		batches   int
+		size      int
+	}{
+		{"exact domains", 1 << 30, 12, 60},
+		{"coded domains", 48, 12, 80},
+		{"crossing the coded size", 150, 8, 100},
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			withCodedRows(t, tc.codedRows)
+			const dim = 32
+			rng := rand.New(rand.NewSource(int64(tc.codedRows)))
+			c := &batchCase{rng: rng, dim: dim, domains: []string{"a", "b", "c"}}
+			for range 4 {
+				c.centres = append(c.centres, randomUnit(rng, dim))
+			}
+			batched, single := New(dim), New(dim)
+			stats := map[string]int{}
+			for b := range tc.batches {
+				if b == tc.batches/2 {
+					c.domains = append(c.domains, "new")
+				}
+				cmd := c.batch(tc.size)
+				got := batched.Apply(uint64(b+1), cmd.Encode()).(*WriteResults)
+				for i, it := range cmd.Items {
+					one := &WriteCmd{Tenant: cmd.Tenant, Batch: true, Items: []WriteItem{it}}
+					want := single.Apply(uint64(b+1), one.Encode()).(*WriteResults)
+					if !reflect.DeepEqual(got.Results[i], want.Results[0]) {
+						t.Fatalf("batch %d item %d: %+v, want %+v", b, i, got.Results[i], want.Results[0])
+					}
+					stats[outcome(got.Results[i], cmd.Items[:i])]++
+				}
+				if batched.StateHash() != single.StateHash() {
+					t.Fatalf("batch %d: states differ", b)
+				}
+			}
+			t.Logf("%v", stats)
+			if stats["stored"] < 100 || stats["duplicate of a stored row"] < 10 ||
+				stats["duplicate of an earlier item"] < 10 || stats["external_ref exists"] < 5 {
+				t.Fatalf("too few interesting outcomes: %v", stats)
+			}
+		})
+	}
+}
+
+// outcome names a batch item's result for the test's statistics.
+func outcome(r WriteResult, earlier []WriteItem) string {
+	for _, it := range earlier {
+		if r.Reason == duplicateResult(&Atom{ID: it.ID}).Reason {
+			return "duplicate of an earlier item"
+		}
+	}
+	if strings.HasPrefix(r.Reason, "duplicate of") {
+		return "duplicate of a stored row"
+	}
+	return r.Reason
+}

@@ -1,0 +1,37 @@
+package raftfsm
+
+// conceptIDs interns a tenant's concept strings: concept id i is names[i].
+// Atoms, postings and edges then share one copy of each string, and edges
+// key their pairs and adjacency by dense ids instead of strings. Ids are
+// handed out in first-seen order and never reused; they are derived state
+// (a restore hands them out again) and never leave the process.
+type conceptIDs struct {
+	ids   map[string]int32
+	names []string
+}
+
+func newConceptIDs() conceptIDs { return conceptIDs{ids: make(map[string]int32)} }
+
+// intern returns the id of s, adding it when new.
+func (c *conceptIDs) intern(s string) int32 {
+	if id, ok := c.ids[s]; ok {
+		return id
+	}
+	id := int32(len(c.names))
+	c.names = append(c.names, s)
+	c.ids[s] = id
+	return id
+}
+
+// lookup returns the id of s, if it has one.
+func (c *conceptIDs) lookup(s string) (int32, bool) {
+	id, ok := c.ids[s]
+	return id, ok
+}
+
+// canonical replaces every concept of list by its interned copy, in place.
+func (c *conceptIDs) canonical(list []string) {
+	for i, s := range list {
+		list[i] = c.names[c.intern(s)]
+	}
+}

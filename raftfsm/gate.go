@@ -1,0 +1,152 @@
+package raftfsm
+
+import (
+	"math"
+	"runtime"
+
+	"github.com/hebbdb/hebb/vecmath"
+)
+
+// duplicateCos is the write gate's refusal threshold: the embedder cannot
+// tell two texts apart (DESIGN.md §4).
+const duplicateCos = 1 - 1e-6
+
+// gateRecheck is how many SIMD-ranked rows the exact gate re-scores with
+// the reference kernel.
+const gateRecheck = 8
+
+// gate finds the nearest live tip of a domain to a write's vector (the
+// write gate, DESIGN.md §4). Its scratch (searcher, scores, options and
+// their weight callback) lives from one gate to the next; one goroutine
+// uses a gate at a time, and gates come from the pool of their dimension
+// (getGate, putGate).
+type gate struct {
+	dim    int
+	s      *vecmath.Searcher
+	opt    vecmath.SearchOptions
+	segs   [1]vecmath.Segment
+	scores []float32
+	top    []int
+	// the search under way
+	d       *domainIndex
+	targets []*Atom
+}
+
+func getGate(dim int) *gate {
+	c := codingFor(dim)
+	if g, ok := c.gates.Get().(*gate); ok {
+		return g
+	}
+	g := &gate{dim: dim, s: vecmath.NewSearcher(c.q)}
+	g.opt = vecmath.SearchOptions{K: 1, Floor: noFloor, Exact: vecmath.DotRef, MinWeight: 1, MaxWeight: 1,
+		Weight: g.weight}
+	return g
+}
+
+func putGate(g *gate) { codingFor(g.dim).gates.Put(g) }
+
+// skip reports whether row i of the domain under search is no live tip:
+// superseded, or one of the targets this write supersedes.
+func (g *gate) skip(i int) bool {
+	a := g.d.rows[i]
+	if a.Superseded() {
+		return true
+	}
+	for _, tg := range g.targets {
+		if tg == a {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *gate) weight(_, row int) (float32, bool) { return 1, !g.skip(row) }
+
+// nearest returns the row of d nearest to vec (its reference-kernel
+// cosine; the lowest ID among equals), skipping superseded rows and the
+// targets; nil when there is none. split lets a large domain's search
+// spread over cores.
+func (g *gate) nearest(d *domainIndex, vec []float32, targets []*Atom, split bool) (*Atom, float32) {
+	if d == nil || len(d.rows) == 0 {
+		return nil, 0
+	}
+	g.d, g.targets = d, targets
+	var best *Atom
+	var cos float32
+	if d.coded() {
+		best, cos = g.coded(vec, split)
+	} else {
+		best, cos = g.exact(vec)
+	}
+	g.d, g.targets = nil, nil
+	return best, cos
+}
+
+// coded is the gate's search through the domain's codes: the quantised
+// search with DotRef as its exact kernel, so every replica, whatever its
+// CPU, finds the same row and the same cosine. It finds the nearest row
+// unless an estimate misses its bound (vecmath doc), and then every replica
+// misses it alike: the codes are a function of the rows.
+func (g *gate) coded(vec []float32, split bool) (*Atom, float32) {
+	d := g.d
+	g.segs[0] = vecmath.Segment{Arena: d.arena, Rows: len(d.rows), Codes: d.codes}
+	g.opt.Fanout = nil
+	if split && len(d.rows) >= parallelRows && runtime.GOMAXPROCS(0) > 1 {
+		g.opt.Fanout = fanout
+	}
+	var best *Atom
+	var cos float32
+	for _, h := range g.s.Search(vec, g.segs[:], &g.opt) {
+		// Hits tie at the best cosine; the lowest ID wins, as in exact.
+		if a := d.rows[h.Row]; best == nil || compareID(a.ID, best.ID) < 0 {
+			best, cos = a, h.Sim
+		}
+	}
+	g.segs[0] = vecmath.Segment{}
+	return best, cos
+}
+
+// exact scans the domain: SIMD ranks the rows; the best gateRecheck live
+// ones are then re-scored with the Ref kernel, which rounds identically on
+// every CPU, so replicas agree on the stored importance and the gate's
+// verdict (SIMD and scalar dot products differ only in the last bits, far
+// below the candidates' gap). Only the rows ranked ahead of the
+// gateRecheck-th live one are checked for liveness.
+func (g *gate) exact(vec []float32) (*Atom, float32) {
+	d := g.d
+	if cap(g.scores) < len(d.rows) {
+		g.scores = make([]float32, len(d.rows))
+	}
+	scores := g.scores[:len(d.rows)]
+	vecmath.DotArena(vec, d.arena, g.dim, scores)
+	var best *Atom
+	cos := float32(math.Inf(-1))
+	for k := gateRecheck; ; k *= 4 {
+		// TopK orders by score, then row: the first gateRecheck live rows
+		// of its answer are those of the live rows alone.
+		g.top = vecmath.TopK(scores, k, g.top[:0])
+		live := 0
+		for _, i := range g.top {
+			if live == gateRecheck {
+				break
+			}
+			if g.skip(i) {
+				continue
+			}
+			live++
+			a := d.rows[i]
+			c := vecmath.DotRef(vec, d.vec(a, g.dim))
+			if c > cos || c == cos && compareID(a.ID, best.ID) < 0 {
+				best, cos = a, c
+			}
+		}
+		if live == gateRecheck || len(g.top) < k {
+			break
+		}
+		best, cos = nil, float32(math.Inf(-1))
+	}
+	if best == nil {
+		return nil, 0
+	}
+	return best, cos
+}

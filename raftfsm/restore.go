@@ -1,0 +1,58 @@
+package raftfsm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// restoreAtoms reads a tenant's atoms with their vectors (snapshot order,
+// which is feed order) and indexes them, rebuilding every derived index.
+// The atoms are read before any is indexed, so the atoms map, the feed and
+// each domain's arena and row list are allocated at their final size, and
+// each row is decoded from the snapshot bytes straight into its arena.
+func (t *tenant) restoreAtoms(d *dec, dim int) error {
+	type pending struct {
+		a   *Atom
+		raw []byte // the vector's little-endian float32s
+	}
+	n := d.count(1)
+	atoms := make([]pending, 0, n)
+	rows := make(map[string]int)
+	for j := 0; j < n && d.err == nil; j++ {
+		a := d.atom()
+		m := d.count(4)
+		if d.err != nil {
+			break
+		}
+		if a.Type != Secret && m != dim {
+			return fmt.Errorf("%w: vector of dimension %d", ErrSnapshot, m)
+		}
+		atoms = append(atoms, pending{a, d.b[:4*m]})
+		d.b = d.b[4*m:]
+		if a.Type != Secret {
+			rows[a.Domain]++
+		}
+	}
+	if d.err != nil {
+		return nil // the caller reports d.err
+	}
+	t.atoms = make(map[ID]*Atom, len(atoms))
+	t.feed = make([]*Atom, 0, len(atoms))
+	vec := make([]float32, dim)
+	for _, p := range atoms {
+		dm := t.index(p.a)
+		if p.a.Type == Secret {
+			continue
+		}
+		if dm.rows == nil {
+			dm.rows = make([]*Atom, 0, rows[dm.name])
+			dm.arena = make([]float32, 0, rows[dm.name]*dim)
+		}
+		for i := range vec {
+			vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(p.raw[4*i:]))
+		}
+		dm.add(p.a, vec)
+	}
+	return nil
+}
