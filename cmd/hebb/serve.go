@@ -158,6 +158,11 @@ func checkBoot(ctx context.Context, cfg *serveConfig, cl *cluster.Cluster) error
 }
 
 func run(srv *router.Server, cl *cluster.Cluster, ln net.Listener, log *slog.Logger, cfg *serveConfig, stopChat func(context.Context)) error {
+	// Catch the signals before the listener answers ready, so a stop sent
+	// as soon as the node reports ready still shuts it down gracefully.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	if cfg.MetricsAddr != "" {
@@ -171,8 +176,6 @@ func run(srv *router.Server, cl *cluster.Cluster, ln net.Listener, log *slog.Log
 	}
 	log.Info("hebb serving", "rest", "http://"+ln.Addr().String()+"/api/v1", "node", cl.NodeID(),
 		"raft", cfg.RaftAddr, "groups", cl.Info().Groups, "embedder", cl.Info().Embedder, "data_dir", cfg.DataDir)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	var serveErr error
 	select {
 	case s := <-sigs:
