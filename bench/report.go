@@ -40,6 +40,7 @@ type ReportConfig struct {
 	Tenants     int     `json:"tenants,omitempty"`
 	Seed        uint64  `json:"seed"`
 	Batch       int     `json:"batch"`
+	Domains     int     `json:"domains,omitempty"`
 	KernelN     int     `json:"kernel_n,omitempty"`
 	KernelDim   int     `json:"kernel_dim,omitempty"`
 	KernelRuns  int     `json:"kernel_runs,omitempty"`

@@ -25,8 +25,13 @@ const (
 // (which have no domain filter) still cover the whole tenant.
 const domainSpan = 10000
 
-// domainOf returns the domain of item i of a stream.
-func domainOf(stream, i uint64) string {
+// domainOf returns the domain of item i of a stream: with domains > 0, one
+// of that many domains shared by every stream (bench-d000...); else a
+// domain of domainSpan texts of the stream.
+func domainOf(stream, i, domains uint64) string {
+	if domains > 0 {
+		return fmt.Sprintf("bench-d%03d", i%domains)
+	}
 	prefix := "bench-p"
 	if stream == StreamWrite {
 		prefix = "bench-w"
@@ -126,7 +131,7 @@ func searchRequest(key, query string, pool *idPool) Request {
 func (g *TextGen) items(stream, from, to uint64) []writeBody {
 	out := make([]writeBody, 0, to-from)
 	for i := from; i < to; i++ {
-		out = append(out, writeBody{Content: g.Text(stream, i), Domain: domainOf(stream, i)})
+		out = append(out, writeBody{Content: g.Text(stream, i), Domain: domainOf(stream, i, g.domains)})
 	}
 	return out
 }

@@ -86,15 +86,20 @@ func TestRequests(t *testing.T) {
 }
 
 func TestDomainOf(t *testing.T) {
-	f := func(stream, i uint64, want string) {
+	g := func(stream, i, domains uint64, want string) {
 		t.Helper()
-		if got := domainOf(stream, i); got != want {
-			t.Errorf("domainOf(%d, %d) = %q, want %q", stream, i, got, want)
+		if got := domainOf(stream, i, domains); got != want {
+			t.Errorf("domainOf(%d, %d, %d) = %q, want %q", stream, i, domains, got, want)
 		}
 	}
+	f := func(stream, i uint64, want string) { t.Helper(); g(stream, i, 0, want) }
 	f(StreamPopulate, 0, "bench-p000")
 	f(StreamPopulate, domainSpan-1, "bench-p000")
 	f(StreamPopulate, domainSpan, "bench-p001")
 	f(StreamWrite, 3*domainSpan+5, "bench-w003")
 	f(StreamTenant+4, 1, "bench-p000")
+	// Shared domains: writes land where the populate put its texts.
+	g(StreamPopulate, 41, 20, "bench-d001")
+	g(StreamWrite, 41, 20, "bench-d001")
+	g(StreamWrite, 7, 1, "bench-d000")
 }

@@ -45,7 +45,12 @@ type Config struct {
 	Tenants int
 	Seed    uint64
 	// Batch is the number of items per write request (write workload).
-	Batch   int
+	Batch int
+	// Domains, when > 0, spreads every stream's texts over that many shared
+	// domains (text i in domain i mod Domains), so a write workload after a
+	// populate writes into the populated domains; 0 gives each stream its
+	// own domains of 10,000 texts.
+	Domains int
 	Kernels KernelConfig
 	// Out is the directory reports are written to.
 	Out string
@@ -123,7 +128,7 @@ func (c *Config) check() error {
 	switch {
 	case !known:
 		return fmt.Errorf("%w %q", ErrUnknownWorkload, c.Workload)
-	case c.Rate < 0 || c.Duration <= 0 || c.Concurrency < 1 || c.Size < 0 || c.Batch < 1 || c.Batch > 500 || c.Tenants < 1:
+	case c.Rate < 0 || c.Duration <= 0 || c.Concurrency < 1 || c.Size < 0 || c.Batch < 1 || c.Batch > 500 || c.Tenants < 1 || c.Domains < 0:
 		return fmt.Errorf("%w: need --rate >= 0, --duration > 0, --concurrency >= 1, --size >= 0, --batch 1..500, --tenants >= 1",
 			ErrBadConfig)
 	case c.Workload == WorkloadTenants && c.Size < c.Tenants:
@@ -134,7 +139,7 @@ func (c *Config) check() error {
 
 func (c *Config) reportConfig() ReportConfig {
 	rc := ReportConfig{URL: c.URL, Rate: c.Rate, DurationS: c.Duration.Seconds(), Concurrency: c.Concurrency,
-		Size: c.Size, Seed: c.Seed, Batch: c.Batch}
+		Size: c.Size, Seed: c.Seed, Batch: c.Batch, Domains: c.Domains}
 	if c.Workload == WorkloadTenants {
 		rc.Tenants = c.Tenants
 	}
@@ -172,6 +177,7 @@ func runLoad(ctx context.Context, cfg *Config, rep *Report) (err error) {
 
 func connect(ctx context.Context, cfg *Config, rep *Report) (*target, error) {
 	t := &target{cfg: cfg, key: cfg.Key, gen: NewTextGen(cfg.Seed), rep: rep}
+	t.gen.domains = uint64(cfg.Domains)
 	url, admin := cfg.URL, cfg.AdminToken
 	if url == "" {
 		if cfg.Binary == "" {

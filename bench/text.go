@@ -38,6 +38,10 @@ var (
 type TextGen struct {
 	seed  uint64
 	vocab []string
+	// domains, when > 0, puts text i of every stream in domain
+	// bench-d<i mod domains>, so writes land in the populated domains
+	// (see domainOf).
+	domains uint64
 }
 
 // NewTextGen returns the generator of the given seed.

@@ -86,6 +86,7 @@ func benchFlags(cfg *bench.Config) *flag.FlagSet {
 	fs.IntVar(&cfg.Tenants, "tenants", cfg.Tenants, "number of orgs (tenants workload)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of every generated text, query and vector")
 	fs.IntVar(&cfg.Batch, "batch", cfg.Batch, "items per write request (write workload); >1 uses /memory/write-batch")
+	fs.IntVar(&cfg.Domains, "domains", 0, "spread every stream over this many shared domains (writes then land in the populated ones); 0: 10,000 texts per domain")
 	fs.StringVar(&cfg.Out, "out", cfg.Out, "directory of the JSON report and PNG plot")
 	fs.IntVar(&cfg.Kernels.N, "n", cfg.Kernels.N, "vectors scanned by the kernels comparison")
 	fs.IntVar(&cfg.Kernels.Dim, "dim", cfg.Kernels.Dim, "dimension of the kernels comparison")
