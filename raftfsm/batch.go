@@ -41,9 +41,15 @@ func (f *FSM) batchable(c *WriteCmd) bool {
 // or the nearest row outside the exact gate's gateRecheck best SIMD
 // scores), so item for item, results and state equal the item-by-item
 // path's (TestBatchMatchesItemByItem); every replica takes the same path.
-func (f *FSM) writeBatch(t *tenant, items []WriteItem, out []WriteResult) {
-	b := newBatchGate(f.dim, t, items)
-	b.start()
+//
+// pre, when not nil, is this command's batch gate with every gate against
+// the pre-batch rows already run (pregate, under the read lock).
+func (f *FSM) writeBatch(t *tenant, items []WriteItem, out []WriteResult, pre *batchGate) {
+	b := pre
+	if b == nil {
+		b = newBatchGate(f.dim, t, items)
+		b.start()
+	}
 	g := getGate(f.dim)
 	type row struct {
 		d   *domainIndex
@@ -114,6 +120,25 @@ type batchGate struct {
 	mu   sync.Mutex
 	cond sync.Cond
 	wg   sync.WaitGroup
+}
+
+// pregate runs the gates of a batchable command against the rows its
+// tenant holds before it, on every core, and returns them for writeBatch;
+// nil when the tenant does not exist yet (nothing to gate against). It only
+// reads the state: the caller holds the read lock.
+func (f *FSM) pregate(c *WriteCmd) *batchGate {
+	t := f.tenants[c.Tenant]
+	if t == nil {
+		return nil
+	}
+	b := newBatchGate(f.dim, t, c.Items)
+	b.start()
+	g := getGate(f.dim)
+	for b.claim(g) {
+	}
+	putGate(g)
+	b.wg.Wait()
+	return b
 }
 
 func newBatchGate(dim int, t *tenant, items []WriteItem) *batchGate {

@@ -22,13 +22,24 @@ func (f *FSM) Dim() int { return f.dim }
 
 // Apply applies one command and returns its result (see the result types in
 // commands.go). It panics on an undecodable command.
+//
+// Apply and Restore must not run concurrently with each other (Raft calls
+// both from one goroutine): a batched write relies on it to run its gates
+// under the read lock, so searches go on meanwhile, and to take the write
+// lock only to store what the gates decided, on a state nothing changed.
 func (f *FSM) Apply(_ uint64, cmd []byte) any {
 	c := decodeCommand(cmd)
+	var pre *batchGate
+	if w, ok := c.(*WriteCmd); ok && f.batchable(w) {
+		f.mu.RLock()
+		pre = f.pregate(w)
+		f.mu.RUnlock()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch c := c.(type) {
 	case *WriteCmd:
-		return f.applyWrite(c)
+		return f.applyWrite(c, pre)
 	case *TouchCmd:
 		f.applyTouch(c)
 		return nil

@@ -6,7 +6,9 @@ import "fmt"
 // the wrong atom ID (a concurrent first store of the same alias).
 const ReasonSecretIDMismatch = "secret exists under another atom id"
 
-func (f *FSM) applyWrite(c *WriteCmd) *WriteResults {
+// applyWrite applies a write command; pre, when not nil, holds the gates of
+// a batchable command against the rows held before it (pregate).
+func (f *FSM) applyWrite(c *WriteCmd, pre *batchGate) *WriteResults {
 	t := f.tenantFor(c.Tenant)
 	if c.Idem != nil && len(c.Items) > 0 {
 		if res := t.replayOrConflict(c, c.Items[0].CreatedAt); res != nil {
@@ -19,7 +21,7 @@ func (f *FSM) applyWrite(c *WriteCmd) *WriteResults {
 	out := &WriteResults{Results: make([]WriteResult, len(c.Items))}
 	defer t.remember(c, out)
 	if f.batchable(c) {
-		f.writeBatch(t, c.Items, out.Results)
+		f.writeBatch(t, c.Items, out.Results, pre)
 		return out
 	}
 	g := getGate(f.dim)
