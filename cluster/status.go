@@ -44,7 +44,11 @@ type Status struct {
 	MetaLeader       bool
 	Groups           int
 	GroupsWithLeader int
-	Admin            AdminStatus
+	// Replaying counts this node's replicas (meta included) that have not
+	// yet applied the log they had on disk at start (shard.Group.CaughtUp);
+	// the readiness probe waits for none.
+	Replaying int
+	Admin     AdminStatus
 }
 
 // Placement is the body of GET /admin/v1/placement.
@@ -85,8 +89,14 @@ func (c *Cluster) Status() Status {
 	mr := c.metaG.Raft()
 	st.Admin.Meta = MetaStatus{LeaderNodeID: leaderOf(mr), Voters: replicasOf(mr)}
 	st.MetaLeader = st.Admin.Meta.LeaderNodeID != nil
+	if c.replaying(c.metaG) {
+		st.Replaying++
+	}
 	st.Admin.Groups = make([]GroupStatus, 0, c.info.Groups)
 	for g := 1; g <= c.info.Groups; g++ {
+		if c.replaying(c.groups[g]) {
+			st.Replaying++
+		}
 		gs := c.groupStatus(c.groups[g])
 		if gs.LeaderNodeID != nil {
 			st.GroupsWithLeader++
@@ -94,6 +104,13 @@ func (c *Cluster) Status() Status {
 		st.Admin.Groups = append(st.Admin.Groups, gs)
 	}
 	return st
+}
+
+// replaying reports whether g is a group this node holds a replica of that
+// is still applying the log it had at start. A group the node is no longer
+// a member of learns no commit index, so it is not waited for.
+func (c *Cluster) replaying(g *shard.Group) bool {
+	return !g.CaughtUp() && (c.members == nil || c.hosts(g))
 }
 
 // Placement tells where a tenant lives.

@@ -21,7 +21,7 @@ func (s *Server) ready(c *call) error {
 	st := s.backend.Status()
 	checks := map[string]bool{
 		"database":  st.MetaLeader && st.GroupsWithLeader == st.Groups,
-		"engine":    st.GroupsWithLeader == st.Groups,
+		"engine":    st.GroupsWithLeader == st.Groups && st.Replaying == 0,
 		"embedding": s.emb != nil,
 	}
 	ready := true

@@ -90,6 +90,11 @@ type Group struct {
 	// committed and applied, so that reads write to the log once per term.
 	readyTerm atomic.Uint64
 
+	// bootIndex is the last log index on disk when the group opened; the
+	// group has caught up once it applied that far (see CaughtUp).
+	bootIndex uint64
+	caughtUp  atomic.Bool
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -143,6 +148,10 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 			return nil, err
 		}
 	}
+	boot, err := logs.LastIndex()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the last log index: %w", err)
+	}
 	label := groupLabel(cfg.ID)
 	fsm := newFSMAdapter(sm, label)
 	r, err := raft.NewRaft(rc, fsm, logs, store, snaps, trans)
@@ -153,8 +162,37 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	return &Group{
 		id: cfg.ID, cfg: cfg, node: n, log: log, raft: r, fsm: fsm,
 		prop: newProposer(r.Apply, done, proposeBatch.WithLabelValues(label)),
-		logs: logs, store: store, snaps: snaps, done: done,
+		logs: logs, store: store, snaps: snaps, done: done, bootIndex: boot,
 	}, nil
+}
+
+// CaughtUp reports whether the group has applied its log as it stood on
+// disk when it opened (a restart replays it through the state machine,
+// which can take a while): until then reads wait for the replay, so a
+// readiness probe should not count the node ready. An entry of that log
+// that was never committed (a follower's tail a new leader overwrote) does
+// not hold it back: applying up to the commit index is enough then. Once
+// true it stays true.
+func (g *Group) CaughtUp() bool {
+	if g.caughtUp.Load() {
+		return true
+	}
+	// raft's applied index runs ahead of the state machine (it counts
+	// entries handed over, and entries the machine never sees), so the
+	// last command up to the target must have been applied too.
+	target := g.bootIndex
+	if commit := g.raft.CommitIndex(); commit > 0 && commit < target {
+		target = commit
+	}
+	if g.raft.AppliedIndex() < target {
+		return false
+	}
+	cmd, err := g.lastCommandUpTo(target)
+	if err != nil || cmd > g.fsm.applied() {
+		return false
+	}
+	g.caughtUp.Store(true)
+	return true
 }
 
 // boltLockTimeout bounds the wait for the lock of a raft.db another process
