@@ -99,6 +99,9 @@ func TestQuantisedReadsMatchExact(t *testing.T) {
 		if i%5 == 0 {
 			req.Diversity = 0.5
 		}
+		if i%3 == 0 {
+			req.Calibration = 0.6 // the builtin embedder's
+		}
 		coded := f.Read(req)
 		codedRows = math.MaxInt
 		exact := f.Read(req)

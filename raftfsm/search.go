@@ -55,6 +55,10 @@ type ReadRequest struct {
 	Fingerprint         string
 	Filter              []Condition
 	Author              AuthorFilter
+	// Calibration is the exponent γ of the semantic score: a cosine c
+	// scores sign(c)·|c|^γ, so that min_relevance means about the same for
+	// embedders whose cosines run low (0 or 1: the cosine itself).
+	Calibration float64
 }
 
 // Item is one search result: a copy of the atom and its scores.
@@ -90,6 +94,41 @@ type search struct {
 	req    *ReadRequest
 	scope  map[string]bool // nil: all domains
 	seated map[*Atom]bool
+	gamma  float64 // the request's Calibration; 0 means 1
+}
+
+// exponent is γ of semScore.
+func (s *search) exponent() float64 {
+	if s.gamma > 0 {
+		return s.gamma
+	}
+	return 1
+}
+
+// semScore is the semantic score of a cosine: sign(c)·|c|^γ. It is
+// increasing, so for a positive weight w, semScore(c)·w orders rows as
+// c·w^(1/γ) does (see semanticCoded).
+func (s *search) semScore(c float64) float64 {
+	g := s.exponent()
+	switch {
+	case g == 1 || c != c:
+		return c
+	case c >= 0:
+		return math.Pow(c, g)
+	}
+	return -math.Pow(-c, g)
+}
+
+// simFloor is the cosine whose score is r (semScore's inverse).
+func (s *search) simFloor(r float64) float64 {
+	g := s.exponent()
+	switch {
+	case g == 1:
+		return r
+	case r >= 0:
+		return math.Pow(r, 1/g)
+	}
+	return -math.Pow(-r, 1/g)
 }
 
 // Read runs the one-pass search of DESIGN.md §4 inside the tenant.
@@ -102,6 +141,9 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 		return res
 	}
 	s := &search{f: f, t: t, req: req, seated: make(map[*Atom]bool)}
+	if g := req.Calibration; g > 0 && !math.IsInf(g, 0) {
+		s.gamma = g
+	}
 	if req.Domains != nil {
 		s.scope = make(map[string]bool, len(req.Domains))
 		for _, d := range req.Domains {
@@ -261,7 +303,7 @@ func (s *search) semanticExact(doms []*domainIndex, n int, byAtom map[*Atom]int)
 				scores[i] = float32(math.NaN())
 				continue
 			}
-			scores[i] *= float32(1 + Alpha*a.Valence)
+			scores[i] = float32(s.semScore(float64(scores[i])) * (1 + Alpha*a.Valence))
 		}
 		top := cutTies(scores, vecmath.TopK(scores, n, nil), n, d.rows, s.req.MinRelevance)
 		for _, i := range top {
@@ -269,7 +311,7 @@ func (s *search) semanticExact(doms []*domainIndex, n int, byAtom map[*Atom]int)
 			vec := d.vec(a, s.f.dim)
 			sim := float64(vecmath.Dot(s.req.Vector, vec))
 			byAtom[a] = len(cands)
-			cands = append(cands, s.score(a, vec, sim, sim, SourceSemantic))
+			cands = append(cands, s.score(a, vec, sim, s.semScore(sim), SourceSemantic))
 		}
 	}
 	return cands
@@ -280,13 +322,16 @@ func (s *search) semanticExact(doms []*domainIndex, n int, byAtom map[*Atom]int)
 // the n-th included, unless an estimate misses its bound. Atoms are
 // touched only for the few rows whose bounds can reach the n-th score.
 func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int) []candidate {
+	// Relevance semScore(c)·w orders rows as c·w^(1/γ) does, a weight the
+	// search takes; the floor moves to the cosine side likewise.
 	floor := noFloor
 	if m := s.req.MinRelevance; m > -1e30 {
-		floor = float32(m - 1e-6) // rows below are dropped anyway
+		floor = float32(s.simFloor(m) - 1e-6) // rows below are dropped anyway
 	}
+	weight := func(v float64) float32 { return float32(math.Pow(1+Alpha*v, 1/s.exponent())) }
 	minW, maxW := float32(1), float32(1)
 	if s.t.valenced {
-		minW, maxW = 1-Alpha, 1+Alpha
+		minW, maxW = weight(-1), weight(1)
 	}
 	opt := &vecmath.SearchOptions{K: n, Floor: floor, MinWeight: minW, MaxWeight: maxW,
 		Weight: func(seg, row int) (float32, bool) {
@@ -294,14 +339,14 @@ func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int)
 			if s.seated[a] || !s.visible(a) {
 				return 0, false
 			}
-			return float32(1 + Alpha*a.Valence), true
+			return weight(a.Valence), true
 		}}
 	var cands []candidate
 	searchDomains(s.f.dim, s.req.Vector, doms, opt, func(d *domainIndex, h vecmath.Hit) {
 		a := d.rows[h.Row]
 		byAtom[a] = len(cands)
 		sim := float64(h.Sim)
-		cands = append(cands, s.score(a, d.vec(a, s.f.dim), sim, sim, SourceSemantic))
+		cands = append(cands, s.score(a, d.vec(a, s.f.dim), sim, s.semScore(sim), SourceSemantic))
 	})
 	return cands
 }
@@ -379,7 +424,7 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 	for _, a := range order {
 		cs := conceptScore(matched[a], len(s.req.Concepts))
 		if i, ok := byAtom[a]; ok {
-			if cs > cands[i].sim {
+			if cs > s.semScore(cands[i].sim) {
 				cands[i] = s.score(a, cands[i].vec, cands[i].sim, cs, SourceConcept)
 			}
 			continue
@@ -400,8 +445,8 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 	for _, f := range out {
 		vec := s.t.vector(f.a, s.f.dim)
 		sim := float64(vecmath.Dot(s.req.Vector, vec))
-		score, source := sim, SourceSemantic
-		if f.cs > sim {
+		score, source := s.semScore(sim), SourceSemantic
+		if f.cs > score {
 			score, source = f.cs, SourceConcept
 		}
 		byAtom[f.a] = len(cands)
@@ -595,11 +640,11 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 			}
 			var cand candidate
 			if seen {
-				cand = s.score(a, prev.vec, prev.sim, w*(0.5+0.5*math.Max(prev.sim, 0)), SourceHebbian)
+				cand = s.score(a, prev.vec, prev.sim, w*(0.5+0.5*math.Max(s.semScore(prev.sim), 0)), SourceHebbian)
 			} else {
 				vec := s.t.vector(a, s.f.dim)
 				sim := float64(vecmath.Dot(s.req.Vector, vec))
-				cand = s.score(a, vec, sim, w*(0.5+0.5*math.Max(sim, 0)), SourceHebbian)
+				cand = s.score(a, vec, sim, w*(0.5+0.5*math.Max(s.semScore(sim), 0)), SourceHebbian)
 				order = append(order, a)
 				best[a] = cand
 				floor.push(cand.rel)

@@ -76,8 +76,9 @@ func refRanked(s *search, n int) []candidate {
 				}
 			}
 		}
+		score = s.semScore(sim)
 		if matched > 0 {
-			if cs := conceptScore(matched, len(s.req.Concepts)); cs > sim {
+			if cs := conceptScore(matched, len(s.req.Concepts)); cs > score {
 				score, source = cs, SourceConcept
 			}
 		}
@@ -99,7 +100,7 @@ func refHebbian(s *search, expanded []string, weight map[string]float64, slots i
 			}
 			vec := s.t.vector(a, s.f.dim)
 			sim := float64(vecmath.Dot(s.req.Vector, vec))
-			cand := s.score(a, vec, sim, weight[c]*(0.5+0.5*math.Max(sim, 0)), SourceHebbian)
+			cand := s.score(a, vec, sim, weight[c]*(0.5+0.5*math.Max(s.semScore(sim), 0)), SourceHebbian)
 			if prev, ok := best[a]; !ok || cand.rel > prev.rel {
 				best[a] = cand
 			}
@@ -157,7 +158,7 @@ func TestPrunedStagesMatchBruteForce(t *testing.T) {
 				req.Domains = []string{"a", "c"}
 			}
 			name := fmt.Sprintf("seed %d query %d", seed, q)
-			s := &search{f: f, t: tn, req: req, seated: map[*Atom]bool{}}
+			s := &search{f: f, t: tn, req: req, seated: map[*Atom]bool{}, gamma: []float64{0, 1, 0.6}[q%3]}
 			if req.Domains != nil {
 				s.scope = map[string]bool{"a": true, "c": true}
 			}

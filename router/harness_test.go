@@ -43,6 +43,7 @@ type serverOpts struct {
 	plan        cluster.Plan
 	groups      int
 	snapshotAt  uint64
+	emb         embedder.Embedder
 }
 
 type serverOpt func(*serverOpts)
@@ -55,6 +56,9 @@ func withReset() serverOpt { return func(o *serverOpts) { o.enableReset = true }
 
 // withSnapshotThreshold makes the groups snapshot every n log entries.
 func withSnapshotThreshold(n uint64) serverOpt { return func(o *serverOpts) { o.snapshotAt = n } }
+
+// withEmbedder replaces the hash embedder.
+func withEmbedder(e embedder.Embedder) serverOpt { return func(o *serverOpts) { o.emb = e } }
 
 // withPlan sets the default plan of every org.
 func withPlan(p cluster.Plan) serverOpt { return func(o *serverOpts) { o.plan = p } }
@@ -88,9 +92,12 @@ func newTestServer(t *testing.T, opts ...serverOpt) *testServer {
 func (ts *testServer) start() {
 	t := ts.t
 	t.Helper()
-	emb, err := embedder.New("hash")
-	if err != nil {
-		t.Fatalf("embedder: %v", err)
+	var emb embedder.Embedder = ts.opts.emb
+	if emb == nil {
+		var err error
+		if emb, err = embedder.New("hash"); err != nil {
+			t.Fatalf("embedder: %v", err)
+		}
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -156,6 +156,7 @@ func (s *Server) search(c *call, p *searchPlan) (*readResponseJSON, error) {
 	embedMs := msSince(embedStart)
 	embedDuration.Observe(embedMs / 1000)
 	p.req.Vector = vecs[0]
+	p.req.Calibration = embedder.ScoreExponent(s.emb)
 	fsm, err := s.backend.ReadFSM(c.std, p.req.Tenant)
 	if err != nil {
 		return nil, err

@@ -29,6 +29,22 @@ func Identity(e Embedder) string {
 	return e.Name()
 }
 
+// Calibrated is implemented by embedders whose cosines run low, so that
+// min_relevance keeps its meaning: a search scores a cosine c as
+// sign(c)·|c|^ScoreExponent() (raftfsm.ReadRequest.Calibration).
+type Calibrated interface {
+	ScoreExponent() float64
+}
+
+// ScoreExponent is e's ScoreExponent when it is Calibrated, else 1 (the
+// cosine itself).
+func ScoreExponent(e Embedder) float64 {
+	if c, ok := e.(Calibrated); ok {
+		return c.ScoreExponent()
+	}
+	return 1
+}
+
 // Names accepted by New.
 const (
 	NameHash    = "hash"

@@ -71,6 +71,15 @@ const Version = 2
 // builtin embedder is refused at start.
 func (e *Embedder) Identity() string { return fmt.Sprintf("%s/%d", embedder.NameBuiltin, Version) }
 
+// ScoreExponent calibrates search scores (embedder.Calibrated): the
+// builtin embedder's cosines run low (`hebb bench embedder`: agent-memory
+// paraphrases 0.17 at the median, unrelated pairs 0.13 at the 95th
+// percentile, against 0.14 and 0.18 for hashing), so a search scores a
+// cosine c as c^0.6. Unrelated pairs' 95th percentile then scores 0.30 — the
+// default min_relevance admits about 5% of unrelated pairs, as with hashing
+// — and the median paraphrase 0.35.
+func (e *Embedder) ScoreExponent() float64 { return 0.6 }
+
 // Dim returns the dimension of the vectors: 128 semantic plus LexicalDim
 // hashing, 896.
 func (e *Embedder) Dim() int { return e.semDim + e.hashDim }
