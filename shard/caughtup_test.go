@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -55,5 +56,33 @@ func TestCaughtUpAfterReplay(t *testing.T) {
 	sm.slow.Store(false)
 	if !g2.CaughtUp() {
 		t.Fatal("caught-up latch reset")
+	}
+}
+
+// A group snapshots once the bytes applied since its last snapshot reach
+// SnapshotBytes, however few entries they took.
+func TestSnapshotBySize(t *testing.T) {
+	dir := t.TempDir()
+	cfg := GroupConfig{ID: 4, Bootstrap: true, SnapshotThreshold: 1 << 30, SnapshotBytes: 4 << 10}
+	n := newTestNode(t, "n1", dir)
+	g := startGroup(t, n, cfg, newKV())
+	waitLeader(t, g)
+	value := strings.Repeat("x", 200)
+	for i := range 10 { // 2 KB: below the size
+		propose(t, g, fmt.Sprintf("k%d=%s", i, value))
+	}
+	time.Sleep(2 * snapshotCheck) // two checks find nothing to do
+	if metas, err := g.snaps.List(); err != nil || len(metas) != 0 {
+		t.Fatalf("snapshots %v (%v) before the size was reached", metas, err)
+	}
+	for i := 10; i < 40; i++ { // 8 KB in all
+		propose(t, g, fmt.Sprintf("k%d=%s", i, value))
+	}
+	waitFor(t, "a snapshot by size", func() bool {
+		metas, err := g.snaps.List()
+		return err == nil && len(metas) > 0
+	})
+	if got := g.fsm.sinceSnap.Load(); got >= 4<<10 {
+		t.Fatalf("%d bytes counted since the snapshot", got)
 	}
 }

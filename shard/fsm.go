@@ -43,6 +43,9 @@ type fsmAdapter struct {
 	group   string // metrics label
 	applyD  prometheus.Observer
 	lastCmd atomic.Uint64
+	// sinceSnap counts the command bytes applied since the last snapshot
+	// or restore (Group.snapshotBySize).
+	sinceSnap atomic.Int64
 
 	mu      sync.Mutex
 	waiters map[chan struct{}]uint64 // closed once lastCmd reaches the index
@@ -69,6 +72,7 @@ func (a *fsmAdapter) Apply(l *raft.Log) any {
 		return nil
 	}
 	start := time.Now()
+	a.sinceSnap.Add(int64(len(l.Data)))
 	var res any
 	if isEnvelope(l.Data) {
 		res = a.applyEnvelope(l.Index, l.Data)
@@ -93,6 +97,7 @@ func (a *fsmAdapter) applyEnvelope(index uint64, data []byte) envelopeResults {
 }
 
 func (a *fsmAdapter) Snapshot() (raft.FSMSnapshot, error) {
+	a.sinceSnap.Store(0)
 	write, err := a.sm.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("cannot snapshot state machine: %w", err)
@@ -102,6 +107,7 @@ func (a *fsmAdapter) Snapshot() (raft.FSMSnapshot, error) {
 
 func (a *fsmAdapter) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	a.sinceSnap.Store(0)
 	lastCmd, err := readSnapshotHeader(rc)
 	if err != nil {
 		return err

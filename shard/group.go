@@ -23,6 +23,7 @@ const (
 	DefaultSnapshotThreshold = 8192
 	DefaultSnapshotInterval  = 30 * time.Second
 	DefaultTrailingLogs      = 10240
+	DefaultSnapshotBytes     = 64 << 20
 	// DefaultTimeout bounds Propose, ReadIndex and membership changes whose
 	// context has no deadline.
 	DefaultTimeout = 10 * time.Second
@@ -40,6 +41,12 @@ type GroupConfig struct {
 	SnapshotThreshold uint64        // default 8192 log entries
 	SnapshotInterval  time.Duration // default 30s (how often raft checks the threshold)
 	TrailingLogs      uint64        // default 10240
+	// SnapshotBytes also snapshots the group once the commands applied since
+	// the last snapshot reach this many bytes or half the last snapshot's
+	// size, whichever is larger (default 64 MiB): raft counts entries, and a
+	// batch or a group commit puts hundreds of writes in one, so a restart
+	// could otherwise replay a great deal through the state machine.
+	SnapshotBytes int64
 }
 
 func (c GroupConfig) withDefaults() GroupConfig {
@@ -51,6 +58,9 @@ func (c GroupConfig) withDefaults() GroupConfig {
 	}
 	if c.TrailingLogs == 0 {
 		c.TrailingLogs = DefaultTrailingLogs
+	}
+	if c.SnapshotBytes == 0 {
+		c.SnapshotBytes = DefaultSnapshotBytes
 	}
 	return c
 }
@@ -159,11 +169,43 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 		return nil, fmt.Errorf("cannot start raft: %w", err)
 	}
 	done := make(chan struct{})
-	return &Group{
+	grp := &Group{
 		id: cfg.ID, cfg: cfg, node: n, log: log, raft: r, fsm: fsm,
 		prop: newProposer(r.Apply, done, proposeBatch.WithLabelValues(label)),
 		logs: logs, store: store, snaps: snaps, done: done, bootIndex: boot,
-	}, nil
+	}
+	go grp.snapshotBySize()
+	return grp, nil
+}
+
+// snapshotCheck is how often a group compares the bytes applied since its
+// last snapshot with GroupConfig.SnapshotBytes.
+const snapshotCheck = 2 * time.Second
+
+// snapshotBySize snapshots the group when the commands applied since the
+// last snapshot reach max(SnapshotBytes, last snapshot size / 2), until the
+// group closes.
+func (g *Group) snapshotBySize() {
+	t := time.NewTicker(snapshotCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.done:
+			return
+		case <-t.C:
+		}
+		due := g.cfg.SnapshotBytes
+		if metas, err := g.snaps.List(); err == nil && len(metas) > 0 && metas[0].Size/2 > due {
+			due = metas[0].Size / 2
+		}
+		if g.fsm.sinceSnap.Load() < due {
+			continue
+		}
+		err := g.raft.Snapshot().Error()
+		if err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) && !errors.Is(err, raft.ErrRaftShutdown) {
+			g.log.Warn("cannot snapshot group by log size", "err", err)
+		}
+	}
 }
 
 // CaughtUp reports whether the group has applied its log as it stood on
