@@ -45,8 +45,12 @@ func embedTexts(b *testing.B, stream uint64, from, to int) ([]string, [][]float3
 // benchState returns a state machine whose tenant "org" holds n atoms of
 // the populate stream spread evenly over domains domains, inserted directly
 // (the write gate of n atoms would dominate the set-up).
-func benchState(b *testing.B, n, domains int) *FSM {
-	key := fmt.Sprintf("%d/%d", n, domains)
+func benchState(b *testing.B, n, domains int) *FSM { return builtState(b, n, domains, false) }
+
+// builtState is benchState, with the within-atom edges a write makes when
+// edges is set.
+func builtState(b *testing.B, n, domains int, edges bool) *FSM {
+	key := fmt.Sprintf("%d/%d/%v", n, domains, edges)
 	if f, ok := benchStates.Load(key); ok {
 		return f.(*FSM)
 	}
@@ -59,6 +63,9 @@ func benchState(b *testing.B, n, domains int) *FSM {
 			a := f.newAtom(t, &WriteItem{ID: mkID(k + 1), CreatedAt: baseTime + int64(k), Content: text,
 				Concepts: embedder.Concepts(text, 16), Domain: benchDomain(k, n, domains)}, 1, nil)
 			t.insert(a, vecs[j])
+			if edges {
+				t.edges.coactivateWithin(a.Concepts, a.CreatedAt)
+			}
 		}
 	}
 	benchStates.Store(key, f)
@@ -179,7 +186,7 @@ func BenchmarkQuantisedRead(b *testing.B) {
 // 1.5), with its codes.
 func BenchmarkQuantisedMemory(b *testing.B) {
 	const n = 1_000_000
-	key := fmt.Sprintf("%d/%d", n, n/10_000)
+	key := fmt.Sprintf("%d/%d/%v", n, n/10_000, false) // builtState's key
 	for b.Loop() {
 		benchStates.Delete(key)
 		var ms runtime.MemStats

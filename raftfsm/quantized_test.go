@@ -102,14 +102,21 @@ func TestQuantisedReadsMatchExact(t *testing.T) {
 		if i%3 == 0 {
 			req.Calibration = 0.6 // the builtin embedder's
 		}
-		coded := f.Read(req)
-		codedRows = math.MaxInt
-		exact := f.Read(req)
-		codedRows = 64
-		if d := diffItems(coded.Items, exact.Items); d != "" {
+		if d := codedVsExact(f, req); d != "" {
 			t.Fatalf("request %d: %s", i, d)
 		}
 	}
+}
+
+// codedVsExact runs req through the codes as the test configured them and
+// by exact scans, and describes the first difference ("" when none).
+func codedVsExact(f *FSM, req *ReadRequest) string {
+	coded := f.Read(req)
+	old := codedRows
+	codedRows = math.MaxInt
+	exact := f.Read(req)
+	codedRows = old
+	return diffItems(coded.Items, exact.Items)
 }
 
 func diffItems(got, want []Item) string {
@@ -192,11 +199,7 @@ func TestCodesFollowTheArena(t *testing.T) {
 	// Codes out of step with their rows would rank by the wrong estimates.
 	for i := range 30 {
 		req := &ReadRequest{Tenant: "org", Vector: randomUnit(rng, dim), TopK: 5, MinRelevance: -1}
-		coded := x.f.Read(req)
-		codedRows = math.MaxInt
-		exact := x.f.Read(req)
-		codedRows = 40
-		if d := diffItems(coded.Items, exact.Items); d != "" {
+		if d := codedVsExact(x.f, req); d != "" {
 			t.Fatalf("request %d: %s", i, d)
 		}
 	}

@@ -328,7 +328,12 @@ func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int)
 	if m := s.req.MinRelevance; m > -1e30 {
 		floor = float32(s.simFloor(m) - 1e-6) // rows below are dropped anyway
 	}
-	weight := func(v float64) float32 { return float32(math.Pow(1+Alpha*v, 1/s.exponent())) }
+	weight := func(v float64) float32 {
+		if g := s.exponent(); g != 1 {
+			return float32(math.Pow(1+Alpha*v, 1/g))
+		}
+		return float32(1 + Alpha*v)
+	}
 	minW, maxW := float32(1), float32(1)
 	if s.t.valenced {
 		minW, maxW = weight(-1), weight(1)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 //
 //	go test -run '^$' -bench ReadPipeline -benchtime 300x ./raftfsm/
 func BenchmarkReadPipeline(b *testing.B) {
-	f := pipelineState(b, 100_000, 10)
+	f := builtState(b, 100_000, 10, true)
 	queries := make([]string, 200)
 	for i := range queries {
 		queries[i] = benchText.Query(bench.StreamPopulate, 100_000, uint64(i))
@@ -44,28 +43,4 @@ func BenchmarkReadPipeline(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		})
 	}
-}
-
-var pipelineStates sync.Map
-
-// pipelineState is benchState with the within-atom edges a write makes.
-func pipelineState(b *testing.B, n, domains int) *FSM {
-	key := fmt.Sprintf("%d/%d", n, domains)
-	if f, ok := pipelineStates.Load(key); ok {
-		return f.(*FSM)
-	}
-	f := New(benchDim)
-	t := f.tenantFor("org")
-	for i := 0; i < n; i += 10_000 {
-		texts, vecs := embedTexts(b, bench.StreamPopulate, i, min(i+10_000, n))
-		for j, text := range texts {
-			k := i + j
-			a := f.newAtom(t, &WriteItem{ID: mkID(k + 1), CreatedAt: baseTime + int64(k), Content: text,
-				Concepts: embedder.Concepts(text, 16), Domain: benchDomain(k, n, domains)}, 1, nil)
-			t.insert(a, vecs[j])
-			t.edges.coactivateWithin(a.Concepts, a.CreatedAt)
-		}
-	}
-	pipelineStates.Store(key, f)
-	return f
 }

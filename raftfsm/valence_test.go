@@ -2,7 +2,6 @@ package raftfsm
 
 import (
 	"bytes"
-	"math"
 	"math/rand"
 	"testing"
 )
@@ -52,11 +51,7 @@ func TestValencedFlagFollowsFeedbackAndRestore(t *testing.T) {
 	for i := range 30 {
 		req := &ReadRequest{Tenant: "org", Vector: randomUnit(rng, dim), TopK: 1 + i%10, MinRelevance: -1}
 		for _, st := range []*FSM{f, g} {
-			coded := st.Read(req)
-			codedRows = math.MaxInt
-			exact := st.Read(req)
-			codedRows = 16
-			if d := diffItems(coded.Items, exact.Items); d != "" {
+			if d := codedVsExact(st, req); d != "" {
 				t.Fatalf("request %d: %s", i, d)
 			}
 		}

@@ -194,11 +194,12 @@ func (g *Group) snapshotBySize() {
 			return
 		case <-t.C:
 		}
-		due := g.cfg.SnapshotBytes
-		if metas, err := g.snaps.List(); err == nil && len(metas) > 0 && metas[0].Size/2 > due {
-			due = metas[0].Size / 2
+		// The counter first: the snapshot list is files on disk.
+		applied := g.fsm.sinceSnap.Load()
+		if applied < g.cfg.SnapshotBytes {
+			continue
 		}
-		if g.fsm.sinceSnap.Load() < due {
+		if metas, err := g.snaps.List(); err == nil && len(metas) > 0 && applied < metas[0].Size/2 {
 			continue
 		}
 		err := g.raft.Snapshot().Error()

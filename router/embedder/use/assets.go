@@ -34,29 +34,39 @@ type table struct {
 
 // decodeTable parses table.bin (gunzipped).
 func decodeTable(b []byte) (*table, error) {
-	if len(b) < len(tableMagic)+8 || string(b[:len(tableMagic)]) != tableMagic {
-		return nil, fmt.Errorf("cannot decode table: no %s header: %w", tableMagic, ErrBadAssets)
+	vocab, dim, b, err := assetHeader(b, tableMagic, "table")
+	if err != nil {
+		return nil, err
 	}
-	b = b[len(tableMagic):]
-	vocab := int(binary.LittleEndian.Uint32(b))
-	dim := int(binary.LittleEndian.Uint32(b[4:]))
-	b = b[8:]
 	if vocab <= 0 || dim <= 0 || vocab > 1<<20 || dim > 1<<12 || len(b) != 4*dim+4*vocab+vocab*dim {
 		return nil, fmt.Errorf("cannot decode table of %d x %d from %d bytes: %w", vocab, dim, len(b), ErrBadAssets)
 	}
 	t := &table{vocab: vocab, dim: dim, bias: make([]float32, dim), scale: make([]float32, vocab), rows: make([]int8, vocab*dim)}
-	for i := range t.bias {
-		t.bias[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	b = b[4*dim:]
-	for i := range t.scale {
-		t.scale[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	b = b[4*vocab:]
+	b = readF32s(b, t.bias)
+	b = readF32s(b, t.scale)
 	for i := range t.rows {
 		t.rows[i] = int8(b[i])
 	}
 	return t, nil
+}
+
+// assetHeader checks an asset's magic and returns the two little-endian
+// uint32 sizes after it and the rest of the bytes.
+func assetHeader(b []byte, magic, what string) (x, y int, rest []byte, err error) {
+	if len(b) < len(magic)+8 || string(b[:len(magic)]) != magic {
+		return 0, 0, nil, fmt.Errorf("cannot decode %s: no %s header: %w", what, magic, ErrBadAssets)
+	}
+	b = b[len(magic):]
+	return int(binary.LittleEndian.Uint32(b)), int(binary.LittleEndian.Uint32(b[4:])), b[8:], nil
+}
+
+// readF32s fills dst with little-endian float32s from b and returns the
+// bytes after them.
+func readF32s(b []byte, dst []float32) []byte {
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return b[4*len(dst):]
 }
 
 // DecodeTable is EncodeTable's inverse, for the generator: the

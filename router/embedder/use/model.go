@@ -60,6 +60,12 @@ func (m *model) embedTable(text string, vec []float32, s *scratch) {
 		vec[k] = v
 		ss += float64(float64(v) * float64(v)) // no fused multiply-add
 	}
+	scaleToUnit(vec, ss)
+}
+
+// scaleToUnit scales vec, whose squared norm is ss, to unit length; a zero
+// vector becomes the first unit vector.
+func scaleToUnit(vec []float32, ss float64) {
 	if ss == 0 {
 		clear(vec)
 		vec[0] = 1

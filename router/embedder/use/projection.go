@@ -24,24 +24,15 @@ type projection struct {
 
 // decodeProjection parses projection.bin (gunzipped).
 func decodeProjection(b []byte) (*projection, error) {
-	if len(b) < len(projectionMagic)+8 || string(b[:len(projectionMagic)]) != projectionMagic {
-		return nil, fmt.Errorf("cannot decode projection: no %s header: %w", projectionMagic, ErrBadAssets)
+	in, out, b, err := assetHeader(b, projectionMagic, "projection")
+	if err != nil {
+		return nil, err
 	}
-	b = b[len(projectionMagic):]
-	in := int(binary.LittleEndian.Uint32(b))
-	out := int(binary.LittleEndian.Uint32(b[4:]))
-	b = b[8:]
 	if in <= 0 || out <= 0 || in > 1<<12 || out > in || len(b) != 4*in*(1+out) {
 		return nil, fmt.Errorf("cannot decode projection of %d x %d from %d bytes: %w", out, in, len(b), ErrBadAssets)
 	}
 	p := &projection{in: in, out: out, mean: make([]float32, in), rows: make([]float32, in*out)}
-	for i := range p.mean {
-		p.mean[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	b = b[4*in:]
-	for i := range p.rows {
-		p.rows[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
+	readF32s(readF32s(b, p.mean), p.rows)
 	return p, nil
 }
 
@@ -86,13 +77,5 @@ func (p *projection) apply(v, centred, out []float32) {
 		out[i] = acc
 		ss += float64(float64(acc) * float64(acc))
 	}
-	if ss == 0 {
-		clear(out)
-		out[0] = 1
-		return
-	}
-	norm := float32(1 / math.Sqrt(ss))
-	for i := range out {
-		out[i] *= norm
-	}
+	scaleToUnit(out, ss)
 }
