@@ -37,7 +37,16 @@ type Provenance struct {
 // Atom is one stored memory. Slices are never mutated after insert, so a
 // shallow copy taken under the read lock is a safe snapshot for callers.
 type Atom struct {
-	ID             ID
+	// First the fields every search stage reads for each posting or row it
+	// visits (visible, weights, ties): one cache line of the atom. The
+	// rest is read only for the atoms a search returns.
+	SupersededBy ID // zero while the atom is the live tip
+	MergedInto   ID // the prototype that absorbed this episode; zero when none
+	ID           ID
+	Valence      float64
+	slot         int32 // row in the domain arena; -1 for secrets
+	Type         AtomType
+
 	Content        string
 	Concepts       []string
 	Domain         string
@@ -45,18 +54,12 @@ type Atom struct {
 	Fingerprint    string
 	ExternalRef    string
 	Importance     float64
-	Valence        float64
-	Type           AtomType
 	Supersedes     []ID
-	SupersededBy   ID    // zero while the atom is the live tip
 	CreatedAt      int64 // unix microseconds
 	AccessCount    int64
 	LastAccessedAt int64 // unix microseconds, 0 when never accessed
 	Provenance     *Provenance
 	Sealed         []byte // secrets only: the sealed value
-	MergedInto     ID     // the prototype that absorbed this episode; zero when none
-
-	slot int // row in the domain arena; -1 for secrets
 }
 
 // Superseded reports whether a successor replaced the atom.

@@ -94,7 +94,16 @@ type search struct {
 	req    *ReadRequest
 	scope  map[string]bool // nil: all domains
 	seated map[*Atom]bool
-	gamma  float64 // the request's Calibration; 0 means 1
+	gamma  float64  // the request's Calibration; 0 means 1
+	sc     *scratch // pooled working memory; nil: allocated on first use
+}
+
+// mem is the search's working memory.
+func (s *search) mem() *scratch {
+	if s.sc == nil {
+		s.sc = scratches.New().(*scratch)
+	}
+	return s.sc
 }
 
 // exponent is γ of semScore.
@@ -140,7 +149,8 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	if t == nil || len(req.Vector) != f.dim {
 		return res
 	}
-	s := &search{f: f, t: t, req: req, seated: make(map[*Atom]bool)}
+	s := &search{f: f, t: t, req: req, seated: make(map[*Atom]bool), sc: getScratch()}
+	defer putScratch(s.sc) // after the items are copied out of the candidates
 	if g := req.Calibration; g > 0 && !math.IsInf(g, 0) {
 		s.gamma = g
 	}
@@ -201,7 +211,12 @@ func (s *search) visible(a *Atom) bool {
 	if s.req.HideReplaced && !s.req.IncludeHistory && a.Superseded() {
 		return false
 	}
-	return s.req.Author.match(a.Provenance) && matchAll(s.req.Filter, a.Metadata)
+	// The author and metadata fields lie outside the atom's first cache
+	// line: read only when a filter asks.
+	if s.req.Author != (AuthorFilter{}) && !s.req.Author.match(a.Provenance) {
+		return false
+	}
+	return len(s.req.Filter) == 0 || matchAll(s.req.Filter, a.Metadata)
 }
 
 func (s *search) score(a *Atom, vec []float32, sim, score float64, source string) candidate {
@@ -267,7 +282,7 @@ func (s *search) ranked(n int) []candidate {
 		doms[i] = s.t.domains[name]
 		rows += len(doms[i].rows)
 	}
-	byAtom := make(map[*Atom]int)
+	byAtom := s.mem().byAtom
 	var cands []candidate
 	if rows >= codedRows {
 		cands = s.semanticCoded(doms, n, byAtom)
@@ -281,16 +296,15 @@ func (s *search) ranked(n int) []candidate {
 			kept = append(kept, c)
 		}
 	}
+	s.mem().cands = cands[:0] // keep the room it grew to
+	kept = bestN(kept, n, before)
 	sortCandidates(kept)
-	if len(kept) > n {
-		kept = kept[:n]
-	}
 	return kept
 }
 
 // semanticExact scans every row of the domains: each domain's best n.
 func (s *search) semanticExact(doms []*domainIndex, n int, byAtom map[*Atom]int) []candidate {
-	var cands []candidate
+	cands := s.mem().cands[:0]
 	var scores []float32
 	for _, d := range doms {
 		if cap(scores) < len(d.rows) {
@@ -346,7 +360,7 @@ func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int)
 			}
 			return weight(a.Valence), true
 		}}
-	var cands []candidate
+	cands := s.mem().cands[:0]
 	searchDomains(s.f.dim, s.req.Vector, doms, opt, func(d *domainIndex, h vecmath.Hit) {
 		a := d.rows[h.Row]
 		byAtom[a] = len(cands)
@@ -419,15 +433,10 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 	if len(s.req.Concepts) == 0 {
 		return cands
 	}
-	matched, order := s.countMatches()
-	type fresh struct {
-		a   *Atom
-		cs  float64
-		rel float64
-	}
-	var out []fresh
-	for _, a := range order {
-		cs := conceptScore(matched[a], len(s.req.Concepts))
+	order, matched := s.countMatches()
+	out := s.mem().fresh[:0]
+	for j, a := range order {
+		cs := conceptScore(int(matched[j]), len(s.req.Concepts))
 		if i, ok := byAtom[a]; ok {
 			if cs > s.semScore(cands[i].sim) {
 				cands[i] = s.score(a, cands[i].vec, cands[i].sim, cs, SourceConcept)
@@ -436,6 +445,7 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 		}
 		out = append(out, fresh{a: a, cs: cs, rel: cs * (1 + Alpha*a.Valence)})
 	}
+	s.mem().fresh = out[:0] // keep the room it grew to
 	if len(out) > n {
 		// The n first by (cs·w desc, ID asc): an atom after them has n
 		// atoms ahead of it in the final order (their relevance is at least
@@ -461,29 +471,33 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 }
 
 // countMatches counts, for the newest maxPostingsRead postings of the query
-// concepts, how many query concepts each eligible atom carries; order is
-// first-seen order.
-func (s *search) countMatches() (map[*Atom]int, []*Atom) {
-	matched := make(map[*Atom]int)
-	var order []*Atom
+// concepts, how many query concepts each eligible atom carries: order is
+// the atoms in first-seen order, matched[i] the count of order[i].
+func (s *search) countMatches() (order []*Atom, matched []int32) {
+	sc := s.mem()
+	order, matched = sc.order[:0], sc.matched[:0]
+	defer func() { sc.order, sc.matched = order[:0], matched[:0] }()
 	read := 0
 	for _, c := range s.rarestFirst() {
 		list := s.t.postings[c]
 		for i := len(list) - 1; i >= 0 && i >= len(list)-maxPostingsRead; i-- {
 			if read++; read > maxPostingsRead {
-				return matched, order
+				return order, matched
 			}
 			a := list[i]
+			if j, ok := sc.counted[a]; ok {
+				matched[j]++ // eligible: it was checked when first seen
+				continue
+			}
 			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
 				continue
 			}
-			if matched[a] == 0 {
-				order = append(order, a)
-			}
-			matched[a]++
+			sc.counted[a] = int32(len(order))
+			order = append(order, a)
+			matched = append(matched, 1)
 		}
 	}
-	return matched, order
+	return order, matched
 }
 
 // bestN returns the n first items of s in the order before (a strict
@@ -546,12 +560,23 @@ func conceptScore(matched, total int) float64 {
 	return conceptFloor + conceptSpan*share
 }
 
+// before is the order of results: relevance descending, then ID.
+func before(x, y candidate) bool {
+	if x.rel != y.rel {
+		return x.rel > y.rel
+	}
+	return compareID(x.a.ID, y.a.ID) < 0
+}
+
 func sortCandidates(c []candidate) {
-	sort.Slice(c, func(i, j int) bool {
-		if c[i].rel != c[j].rel {
-			return c[i].rel > c[j].rel
+	slices.SortFunc(c, func(x, y candidate) int {
+		switch {
+		case before(x, y):
+			return -1
+		case before(y, x):
+			return 1
 		}
-		return compareID(c[i].a.ID, c[j].a.ID) < 0
+		return 0
 	})
 }
 
@@ -622,8 +647,9 @@ func (s *search) expand() ([]string, map[string]float64) {
 // min_relevance. Atoms whose bound (similarity 1) cannot reach the best
 // found so far are not scored.
 func (s *search) hebbian(expanded []string, weight map[string]float64, slots int) []candidate {
-	best := make(map[*Atom]candidate)
-	var order []*Atom
+	sc := s.mem()
+	best := sc.hebb // atom -> its index in cands
+	cands := sc.hcands[:0]
 	floor := newFloor(slots)
 	read := 0
 	for _, c := range expanded {
@@ -639,37 +665,34 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
 				continue
 			}
-			prev, seen := best[a]
+			j, seen := best[a]
 			if !seen && w*(1+Alpha*a.Valence) < max(floor.min(), s.req.MinRelevance) {
 				continue // even a similarity of 1 could not place it (sim ≤ 1)
 			}
-			var cand candidate
 			if seen {
-				cand = s.score(a, prev.vec, prev.sim, w*(0.5+0.5*math.Max(s.semScore(prev.sim), 0)), SourceHebbian)
-			} else {
-				vec := s.t.vector(a, s.f.dim)
-				sim := float64(vecmath.Dot(s.req.Vector, vec))
-				cand = s.score(a, vec, sim, w*(0.5+0.5*math.Max(s.semScore(sim), 0)), SourceHebbian)
-				order = append(order, a)
-				best[a] = cand
-				floor.push(cand.rel)
+				prev := cands[j]
+				if cand := s.score(a, prev.vec, prev.sim, w*(0.5+0.5*math.Max(s.semScore(prev.sim), 0)), SourceHebbian); cand.rel > prev.rel {
+					cands[j] = cand
+				}
 				continue
 			}
-			if cand.rel > prev.rel {
-				best[a] = cand
-			}
+			vec := s.t.vector(a, s.f.dim)
+			sim := float64(vecmath.Dot(s.req.Vector, vec))
+			cand := s.score(a, vec, sim, w*(0.5+0.5*math.Max(s.semScore(sim), 0)), SourceHebbian)
+			best[a] = int32(len(cands))
+			cands = append(cands, cand)
+			floor.push(cand.rel)
 		}
 	}
-	out := make([]candidate, 0, len(order))
-	for _, a := range order {
-		if c := best[a]; c.rel >= s.req.MinRelevance {
+	sc.hcands = cands[:0]
+	out := cands[:0]
+	for _, c := range cands {
+		if c.rel >= s.req.MinRelevance {
 			out = append(out, c)
 		}
 	}
+	out = bestN(out, slots, before)
 	sortCandidates(out)
-	if len(out) > slots {
-		out = out[:slots]
-	}
 	return out
 }
 

@@ -67,14 +67,15 @@ var codedRows = 1024
 func (d *domainIndex) empty() bool { return len(d.rows) == 0 && d.secrets == 0 }
 
 func (d *domainIndex) vec(a *Atom, dim int) []float32 {
-	return d.arena[a.slot*dim : (a.slot+1)*dim]
+	i := int(a.slot)
+	return d.arena[i*dim : (i+1)*dim]
 }
 
 // coded reports whether searches of the domain go through its codes.
 func (d *domainIndex) coded() bool { return len(d.rows) >= codedRows }
 
 func (d *domainIndex) add(a *Atom, vec []float32) {
-	a.slot = len(d.rows)
+	a.slot = int32(len(d.rows))
 	d.rows = append(d.rows, a)
 	d.arena = appendRow(d.arena, vec)
 	switch {
@@ -108,14 +109,14 @@ func appendRow(arena, vec []float32) []float32 {
 // remove swap-removes a's row; the last row moves into its slot.
 func (d *domainIndex) remove(a *Atom, dim int) {
 	last := len(d.rows) - 1
-	if a.slot != last {
+	if slot := int(a.slot); slot != last {
 		moved := d.rows[last]
-		copy(d.arena[a.slot*dim:(a.slot+1)*dim], d.arena[last*dim:(last+1)*dim])
-		d.rows[a.slot] = moved
+		copy(d.arena[slot*dim:(slot+1)*dim], d.arena[last*dim:(last+1)*dim])
+		d.rows[slot] = moved
 		moved.slot = a.slot
 	}
 	if d.codes != nil {
-		d.codes.Move(a.slot, last)
+		d.codes.Move(int(a.slot), last)
 		d.codes.Truncate(last)
 		if last < codedRows/4 {
 			d.codes = nil // small again: the memory is worth more

@@ -1,0 +1,53 @@
+package raftfsm
+
+import "sync"
+
+// scratch is one read's working memory, pooled: a read in a tenant of
+// 100k atoms otherwise allocates some 350 KB of maps and slices (postings
+// counted, candidates scored), and the collector cycles that garbage
+// causes are what a read's tail latency waits behind.
+type scratch struct {
+	byAtom  map[*Atom]int   // ranked: candidate index of each atom scored
+	counted map[*Atom]int32 // countMatches: index in order
+	order   []*Atom         // countMatches: atoms in first-seen order
+	matched []int32         // countMatches: query concepts each carries
+	fresh   []fresh         // conceptMatches: atoms outside the semantic pool
+	cands   []candidate     // ranked
+	hebb    map[*Atom]int32 // hebbian: index in hcands
+	hcands  []candidate     // hebbian: each atom's best score so far
+}
+
+// fresh is an atom carrying query concepts that the semantic stage did
+// not score, with its concept score and that score's relevance.
+type fresh struct {
+	a   *Atom
+	cs  float64
+	rel float64
+}
+
+// scratchCap bounds the candidates a pooled scratch keeps room for; a
+// larger read's memory goes back to the collector.
+const scratchCap = 1 << 14
+
+var scratches = sync.Pool{New: func() any {
+	return &scratch{
+		byAtom:  make(map[*Atom]int, 64),
+		counted: make(map[*Atom]int32, maxPostingsRead),
+		hebb:    make(map[*Atom]int32, maxAssocPostings),
+	}
+}}
+
+func getScratch() *scratch { return scratches.Get().(*scratch) }
+
+// putScratch empties sc (maps keep their room) and pools it.
+func putScratch(sc *scratch) {
+	if cap(sc.cands) > scratchCap || cap(sc.hcands) > scratchCap || cap(sc.order) > scratchCap {
+		return
+	}
+	clear(sc.byAtom)
+	clear(sc.counted)
+	clear(sc.hebb)
+	sc.order, sc.matched, sc.fresh = sc.order[:0], sc.matched[:0], sc.fresh[:0]
+	sc.cands, sc.hcands = sc.cands[:0], sc.hcands[:0]
+	scratches.Put(sc)
+}
