@@ -30,7 +30,7 @@ var (
 )
 
 // embedTexts embeds texts [from, to) of a stream.
-func embedTexts(b *testing.B, stream uint64, from, to int) ([]string, [][]float32) {
+func embedTexts(b testing.TB, stream uint64, from, to int) ([]string, [][]float32) {
 	texts := make([]string, 0, to-from)
 	for i := from; i < to; i++ {
 		texts = append(texts, benchText.Text(stream, uint64(i)))
@@ -49,7 +49,7 @@ func benchState(b *testing.B, n, domains int) *FSM { return builtState(b, n, dom
 
 // builtState is benchState, with the within-atom edges a write makes when
 // edges is set.
-func builtState(b *testing.B, n, domains int, edges bool) *FSM {
+func builtState(b testing.TB, n, domains int, edges bool) *FSM {
 	key := fmt.Sprintf("%d/%d/%v", n, domains, edges)
 	if f, ok := benchStates.Load(key); ok {
 		return f.(*FSM)

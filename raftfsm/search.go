@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/hebbdb/hebb/vecmath"
@@ -96,6 +97,17 @@ type search struct {
 	seated map[*Atom]bool
 	gamma  float64  // the request's Calibration; 0 means 1
 	sc     *scratch // pooled working memory; nil: allocated on first use
+
+	// Stages that do not depend on the semantic ranking run beside it
+	// (start): the query concepts' postings counted, and the associations
+	// scored without knowing which atoms the ranking seats.
+	counting   sync.WaitGroup
+	counted    bool // order and matched hold countMatches' answer
+	order      []*Atom
+	matched    []int32
+	associated sync.WaitGroup
+	expanded   []string
+	assoc      []candidate // the best slots+wide associations, seated or not
 }
 
 // mem is the search's working memory.
@@ -170,6 +182,10 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	if req.Diversity > 0 && req.TopK < mmrPool {
 		pool = mmrPool
 	}
+	slots := (req.TopK + 3) / 4
+	s.start(pool, slots, k)
+	defer s.counting.Wait()   // before the scratch goes back (deferred first)
+	defer s.associated.Wait() // likewise
 	main := s.ranked(pool)
 	if req.Diversity > 0 && req.TopK < mmrPool && len(main) > k {
 		start := time.Now()
@@ -179,14 +195,18 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	} else if len(main) > k {
 		main = main[:k]
 	}
+	var assoc []candidate
+	if req.IncludeAssociations {
+		s.associated.Wait() // it reads seated
+		res.Expanded = s.expanded
+	}
 	for _, c := range main {
 		s.seated[c.a] = true
 	}
-	var assoc []candidate
-	if req.IncludeAssociations {
-		var expanded []string
-		assoc, expanded = s.associations((req.TopK + 3) / 4)
-		res.Expanded = expanded
+	for _, c := range s.assoc {
+		if len(assoc) < slots && !s.seated[c.a] {
+			assoc = append(assoc, c)
+		}
 	}
 	for _, group := range [][]candidate{pinned, main, assoc} {
 		for _, c := range group {
@@ -197,6 +217,26 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 		}
 	}
 	return res
+}
+
+// start runs, beside the semantic ranking, the stages that do not need it:
+// countMatches (when ranking n atoms with query concepts) and the
+// associations, scored for slots + seats places: the ranking seats at most
+// seats atoms, so the best slots of those left are among them (hebbian).
+func (s *search) start(n, slots, seats int) {
+	if n > 0 && len(s.req.Concepts) > 0 {
+		s.counted = true
+		s.counting.Go(func() { s.order, s.matched = s.countMatches() })
+	}
+	if s.req.IncludeAssociations {
+		s.associated.Go(func() {
+			var weight map[string]float64
+			s.expanded, weight = s.expand()
+			if slots > 0 && len(s.expanded) > 0 {
+				s.assoc = s.hebbian(s.expanded, weight, slots+seats)
+			}
+		})
+	}
 }
 
 func (s *search) inScope(a *Atom) bool {
@@ -433,7 +473,14 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 	if len(s.req.Concepts) == 0 {
 		return cands
 	}
-	order, matched := s.countMatches()
+	var order []*Atom
+	var matched []int32
+	if s.counted {
+		s.counting.Wait()
+		order, matched = s.order, s.matched
+	} else {
+		order, matched = s.countMatches()
+	}
 	out := s.mem().fresh[:0]
 	for j, a := range order {
 		cs := conceptScore(int(matched[j]), len(s.req.Concepts))
@@ -476,6 +523,7 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 func (s *search) countMatches() (order []*Atom, matched []int32) {
 	sc := s.mem()
 	order, matched = sc.order[:0], sc.matched[:0]
+	clear(sc.counted)
 	defer func() { sc.order, sc.matched = order[:0], matched[:0] }()
 	read := 0
 	for _, c := range s.rarestFirst() {
@@ -595,16 +643,6 @@ func (s *search) diversify(c []candidate, k int) []candidate {
 	return out
 }
 
-// associations expands the query concepts through Hebbian edges and fills up
-// to slots reserved places with atoms carrying an expanded concept.
-func (s *search) associations(slots int) ([]candidate, []string) {
-	expanded, weight := s.expand()
-	if slots == 0 || len(expanded) == 0 {
-		return nil, expanded
-	}
-	return s.hebbian(expanded, weight, slots), expanded
-}
-
 // expand returns the concepts the query's concepts reach through edges of
 // weight ≥ minEdgeWeight (at most maxExpandPerSeed per query concept,
 // maxExpanded in all), strongest first, with their strongest weight.
@@ -649,6 +687,7 @@ func (s *search) expand() ([]string, map[string]float64) {
 func (s *search) hebbian(expanded []string, weight map[string]float64, slots int) []candidate {
 	sc := s.mem()
 	best := sc.hebb // atom -> its index in cands
+	clear(best)
 	cands := sc.hcands[:0]
 	floor := newFloor(slots)
 	read := 0

@@ -166,16 +166,32 @@ func TestPrunedStagesMatchBruteForce(t *testing.T) {
 			if d := sameCandidates(got, refRanked(s, req.TopK)); d != "" {
 				t.Fatalf("%s ranked: %s", name, d)
 			}
+			expanded, weight := s.expand()
+			slots := 1 + rng.Intn(4)
+			// Read scores the associations beside the ranking, for slots
+			// plus as many places as it may seat, then drops the seated.
+			var wide []candidate
+			if len(expanded) > 0 {
+				wide = slices.Clone(s.hebbian(expanded, weight, slots+req.TopK))
+			}
 			for _, c := range got {
 				s.seated[c.a] = true
 			}
-			expanded, weight := s.expand()
-			slots := 1 + rng.Intn(4)
 			if len(expanded) == 0 {
 				continue
 			}
-			if d := sameCandidates(s.hebbian(expanded, weight, slots), refHebbian(s, expanded, weight, slots)); d != "" {
+			want := refHebbian(s, expanded, weight, slots)
+			if d := sameCandidates(s.hebbian(expanded, weight, slots), want); d != "" {
 				t.Fatalf("%s hebbian: %s", name, d)
+			}
+			var left []candidate
+			for _, c := range wide {
+				if len(left) < slots && !s.seated[c.a] {
+					left = append(left, c)
+				}
+			}
+			if d := sameCandidates(left, want); d != "" {
+				t.Fatalf("%s hebbian beside the ranking: %s", name, d)
 			}
 		}
 	}
