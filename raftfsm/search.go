@@ -528,9 +528,13 @@ func (s *search) countMatches() (order []*Atom, matched []int32) {
 	read := 0
 	for _, c := range s.rarestFirst() {
 		list := s.t.postings[c]
-		for i := len(list) - 1; i >= 0 && i >= len(list)-maxPostingsRead; i-- {
+		end := max(len(list)-maxPostingsRead, 0)
+		for i := len(list) - 1; i >= end; i-- {
 			if read++; read > maxPostingsRead {
 				return order, matched
+			}
+			if (len(list)-1-i)%touchAhead == 0 {
+				sc.sinks[0] += prefetchAtoms(list[max(i+1-touchAhead, end) : i+1])
 			}
 			a := list[i]
 			if j, ok := sc.counted[a]; ok {
@@ -546,6 +550,21 @@ func (s *search) countMatches() (order []*Atom, matched []int32) {
 		}
 	}
 	return order, matched
+}
+
+// touchAhead is how many postings a stage prefetches ahead (prefetchAtoms).
+const touchAhead = 32
+
+// prefetchAtoms loads the first cache line of each atom in a loop whose iterations
+// do not depend on each other, so the CPU fetches them in parallel: each
+// posting's atom is a cache miss, and the stages, visiting them one by one
+// behind map lookups, would otherwise wait for each in turn.
+// The sum only keeps the loads: stages add it to a sink of their own.
+func prefetchAtoms(atoms []*Atom) (sum AtomType) {
+	for _, a := range atoms {
+		sum += a.Type
+	}
+	return sum
 }
 
 // bestN returns the n first items of s in the order before (a strict
@@ -696,9 +715,13 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 		// Newest first, bounded: a frequent concept must not turn one read
 		// into a scan of the tenant.
 		list := s.t.postings[c]
-		for i := len(list) - 1; i >= 0 && i >= len(list)-maxAssocPerConcept; i-- {
+		end := max(len(list)-maxAssocPerConcept, 0)
+		for i := len(list) - 1; i >= end; i-- {
 			if read++; read > maxAssocPostings {
 				break
+			}
+			if (len(list)-1-i)%touchAhead == 0 {
+				sc.sinks[1] += prefetchAtoms(list[max(i+1-touchAhead, end) : i+1])
 			}
 			a := list[i]
 			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
