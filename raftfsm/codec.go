@@ -4,11 +4,31 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // enc appends a compact binary encoding. It is used for commands and
-// snapshots alike, so both are deterministic byte for byte.
-type enc struct{ b []byte }
+// snapshots alike, so both are deterministic byte for byte. A snapshot's
+// encoder moves its bytes into chunks as it goes (cut): one buffer the size
+// of a large state would be regrown and copied over and over.
+type enc struct {
+	b      []byte
+	chunks [][]byte // the bytes before b, in order
+}
+
+// chunkBytes is the size from which cut starts a new chunk.
+const chunkBytes = 1 << 20
+
+// cut starts a new chunk once the current one holds chunkBytes.
+func (e *enc) cut() {
+	if len(e.b) >= chunkBytes {
+		e.chunks = append(e.chunks, e.b)
+		e.b = make([]byte, 0, chunkBytes+chunkBytes/4)
+	}
+}
+
+// all returns every chunk, the current one last.
+func (e *enc) all() [][]byte { return append(e.chunks, e.b) }
 
 func (e *enc) u8(v uint8)       { e.b = append(e.b, v) }
 func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
@@ -42,8 +62,10 @@ func (e *enc) ids(ids []ID) {
 
 func (e *enc) f32s(v []float32) {
 	e.uvarint(uint64(len(v)))
-	for _, f := range v {
-		e.b = binary.LittleEndian.AppendUint32(e.b, math.Float32bits(f))
+	n := len(e.b)
+	e.b = slices.Grow(e.b, 4*len(v))[:n+4*len(v)]
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(e.b[n+4*i:], math.Float32bits(f))
 	}
 }
 

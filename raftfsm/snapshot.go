@@ -1,6 +1,7 @@
 package raftfsm
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -19,11 +20,13 @@ const (
 // function that writes the bytes later, without touching live state.
 func (f *FSM) Snapshot() (func(w io.Writer) error, error) {
 	f.mu.RLock()
-	b := f.encodeState()
+	chunks := f.encodeChunks()
 	f.mu.RUnlock()
 	return func(w io.Writer) error {
-		if _, err := w.Write(b); err != nil {
-			return fmt.Errorf("cannot write snapshot: %w", err)
+		for _, c := range chunks {
+			if _, err := w.Write(c); err != nil {
+				return fmt.Errorf("cannot write snapshot: %w", err)
+			}
 		}
 		return nil
 	}, nil
@@ -33,10 +36,21 @@ func (f *FSM) Snapshot() (func(w io.Writer) error, error) {
 func (f *FSM) StateHash() [32]byte {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	return sha256.Sum256(f.encodeState())
+	h := sha256.New()
+	for _, c := range f.encodeChunks() {
+		h.Write(c)
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
 }
 
-func (f *FSM) encodeState() []byte {
+// encodeState is the snapshot's bytes in one slice.
+func (f *FSM) encodeState() []byte { return bytes.Join(f.encodeChunks(), nil) }
+
+// encodeChunks encodes the state (the snapshot's bytes) in chunks of about
+// chunkBytes.
+func (f *FSM) encodeChunks() [][]byte {
 	e := enc{}
 	e.b = append(e.b, snapshotMagic...)
 	e.u8(snapshotVersion)
@@ -55,6 +69,7 @@ func (f *FSM) encodeState() []byte {
 		for _, a := range t.feed {
 			e.atom(a)
 			e.f32s(t.vector(a, f.dim))
+			e.cut()
 		}
 		edges := t.edges.sorted()
 		e.uvarint(uint64(len(edges)))
@@ -65,6 +80,7 @@ func (f *FSM) encodeState() []byte {
 			e.varint(ed.Count)
 			e.f64(ed.Valence)
 			e.varint(ed.UpdatedAt)
+			e.cut()
 		}
 		idem := t.sortedIdem()
 		e.uvarint(uint64(len(idem)))
@@ -73,8 +89,9 @@ func (f *FSM) encodeState() []byte {
 		}
 		e.room(t.room)
 		e.chat(t.chat)
+		e.cut()
 	}
-	return e.b
+	return e.all()
 }
 
 // Restore replaces all state with the snapshot's.
