@@ -9,26 +9,21 @@ import (
 
 // enc appends a compact binary encoding. It is used for commands and
 // snapshots alike, so both are deterministic byte for byte. A snapshot's
-// encoder moves its bytes into chunks as it goes (cut): one buffer the size
-// of a large state would be regrown and copied over and over.
-type enc struct {
-	b      []byte
-	chunks [][]byte // the bytes before b, in order
-}
+// encoder passes its bytes on in chunks as it goes (cut): one buffer the
+// size of a large state would be regrown and copied over and over.
+type enc struct{ b []byte }
 
-// chunkBytes is the size from which cut starts a new chunk.
+// chunkBytes is the size from which cut passes a chunk on.
 const chunkBytes = 1 << 20
 
-// cut starts a new chunk once the current one holds chunkBytes.
-func (e *enc) cut() {
+// cut passes the bytes so far to out once they reach chunkBytes and starts
+// a new chunk.
+func (e *enc) cut(out func(chunk []byte)) {
 	if len(e.b) >= chunkBytes {
-		e.chunks = append(e.chunks, e.b)
+		out(e.b)
 		e.b = make([]byte, 0, chunkBytes+chunkBytes/4)
 	}
 }
-
-// all returns every chunk, the current one last.
-func (e *enc) all() [][]byte { return append(e.chunks, e.b) }
 
 func (e *enc) u8(v uint8)       { e.b = append(e.b, v) }
 func (e *enc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }

@@ -1,7 +1,6 @@
 package raftfsm
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"io"
@@ -16,19 +15,25 @@ const (
 	snapshotVersion = 1
 )
 
-// Snapshot encodes the whole state under the read lock and returns a
-// function that writes the bytes later, without touching live state.
+// Snapshot freezes the state under the read lock (copies of the atoms and
+// edge rows; vectors stay in arenas that later writes leave alone, see
+// domainIndex.shared) and returns a function that encodes and writes it
+// later without a lock: Raft runs Snapshot between applies, so only the
+// freezing holds writes up, not the encoding.
 func (f *FSM) Snapshot() (func(w io.Writer) error, error) {
 	f.mu.RLock()
-	chunks := f.encodeChunks()
+	fr := f.freeze(true)
 	f.mu.RUnlock()
 	return func(w io.Writer) error {
-		for _, c := range chunks {
-			if _, err := w.Write(c); err != nil {
-				return fmt.Errorf("cannot write snapshot: %w", err)
+		var err error
+		fr.encode(func(chunk []byte) {
+			if err == nil {
+				if _, werr := w.Write(chunk); werr != nil {
+					err = fmt.Errorf("cannot write snapshot: %w", werr)
+				}
 			}
-		}
-		return nil
+		})
+		return err
 	}, nil
 }
 
@@ -37,51 +42,66 @@ func (f *FSM) StateHash() [32]byte {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	h := sha256.New()
-	for _, c := range f.encodeChunks() {
-		h.Write(c)
-	}
+	f.freeze(false).encode(func(chunk []byte) { h.Write(chunk) })
 	var sum [32]byte
 	h.Sum(sum[:0])
 	return sum
 }
 
 // encodeState is the snapshot's bytes in one slice.
-func (f *FSM) encodeState() []byte { return bytes.Join(f.encodeChunks(), nil) }
+func (f *FSM) encodeState() []byte {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var b []byte
+	f.freeze(false).encode(func(chunk []byte) { b = append(b, chunk...) })
+	return b
+}
 
-// encodeChunks encodes the state (the snapshot's bytes) in chunks of about
-// chunkBytes.
-func (f *FSM) encodeChunks() [][]byte {
-	e := enc{}
-	e.b = append(e.b, snapshotMagic...)
-	e.u8(snapshotVersion)
-	e.uvarint(uint64(f.dim))
+// frozen is the state as a snapshot saw it, encodable without a lock.
+type frozen struct {
+	dim     int
+	tenants []frozenTenant // by ID
+}
+
+type frozenTenant struct {
+	id          string
+	lastCreated int64
+	feed        []Atom      // copies, in feed order
+	vecs        [][]float32 // feed[i]'s vector; nil for secrets
+	edges       []Edge      // copies, in snapshot order
+	rest        []byte      // idempotency records, room and chat, encoded
+}
+
+// freeze copies what writes change in place. With share, the domains'
+// arenas are marked shared, so that the next write that would overwrite a
+// row copies its arena first: the frozen vectors stay valid after the lock
+// is released. Without it the caller must hold the lock until it encodes.
+func (f *FSM) freeze(share bool) *frozen {
+	fr := &frozen{dim: f.dim}
 	ids := make([]string, 0, len(f.tenants))
 	for id := range f.tenants {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	e.uvarint(uint64(len(ids)))
 	for _, id := range ids {
 		t := f.tenants[id]
-		e.str(t.id)
-		e.varint(t.lastCreated)
-		e.uvarint(uint64(len(t.feed)))
-		for _, a := range t.feed {
-			e.atom(a)
-			e.f32s(t.vector(a, f.dim))
-			e.cut()
+		ft := frozenTenant{id: t.id, lastCreated: t.lastCreated,
+			feed: make([]Atom, len(t.feed)), vecs: make([][]float32, len(t.feed))}
+		for i, a := range t.feed {
+			ft.feed[i] = *a
+			ft.vecs[i] = t.vector(a, f.dim)
+		}
+		if share {
+			for _, d := range t.domains {
+				d.shared = true
+			}
 		}
 		edges := t.edges.sorted()
-		e.uvarint(uint64(len(edges)))
-		for _, ed := range edges {
-			e.str(ed.A)
-			e.str(ed.B)
-			e.f64(ed.Weight)
-			e.varint(ed.Count)
-			e.f64(ed.Valence)
-			e.varint(ed.UpdatedAt)
-			e.cut()
+		ft.edges = make([]Edge, len(edges))
+		for i, ed := range edges {
+			ft.edges[i] = *ed
 		}
+		e := enc{}
 		idem := t.sortedIdem()
 		e.uvarint(uint64(len(idem)))
 		for _, r := range idem {
@@ -89,9 +109,44 @@ func (f *FSM) encodeChunks() [][]byte {
 		}
 		e.room(t.room)
 		e.chat(t.chat)
-		e.cut()
+		ft.rest = e.b
+		fr.tenants = append(fr.tenants, ft)
 	}
-	return e.all()
+	return fr
+}
+
+// encode encodes the frozen state (the snapshot's bytes), passing out
+// chunks of about chunkBytes in order.
+func (fr *frozen) encode(out func(chunk []byte)) {
+	e := enc{}
+	e.b = append(e.b, snapshotMagic...)
+	e.u8(snapshotVersion)
+	e.uvarint(uint64(fr.dim))
+	e.uvarint(uint64(len(fr.tenants)))
+	for i := range fr.tenants {
+		t := &fr.tenants[i]
+		e.str(t.id)
+		e.varint(t.lastCreated)
+		e.uvarint(uint64(len(t.feed)))
+		for j := range t.feed {
+			e.atom(&t.feed[j])
+			e.f32s(t.vecs[j])
+			e.cut(out)
+		}
+		e.uvarint(uint64(len(t.edges)))
+		for _, ed := range t.edges {
+			e.str(ed.A)
+			e.str(ed.B)
+			e.f64(ed.Weight)
+			e.varint(ed.Count)
+			e.f64(ed.Valence)
+			e.varint(ed.UpdatedAt)
+			e.cut(out)
+		}
+		e.b = append(e.b, t.rest...)
+		e.cut(out)
+	}
+	out(e.b)
 }
 
 // Restore replaces all state with the snapshot's.

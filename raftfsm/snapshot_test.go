@@ -265,18 +265,30 @@ type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, io.ErrShortWrite }
 
+// A snapshot is encoded after Snapshot returns, while applies go on: what
+// they change in place (a deleted row overwritten by the last one, a
+// truncated arena appended to, supersession, valence, edge weights) must
+// not reach it.
 func TestSnapshotIsDetached(t *testing.T) {
-	x, _ := semanticFixture(t)
+	x, ids := semanticFixture(t)
+	x.put("edge seed", "d", oneHot(4), "alpha", "beta")
 	write, _ := x.f.Snapshot()
-	want := x.f.StateHash()
-	x.put("after the snapshot", "d", oneHot(5))
+	want := x.f.encodeState()
+	x.deleteAtom(ids[0]) // the last row moves into its slot
+	x.put("after the snapshot", "d", oneHot(5), "alpha", "beta")
 	x.deleteAtom(x.put("gone", "d", oneHot(6)))
+	x.supersede("newer", "d", oneHot(7), ids[1])
+	x.feedback(1, []ID{ids[2]}, "alpha")
 	var buf bytes.Buffer
 	if err := write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if got := restored(t, buf.Bytes(), testDim).StateHash(); got != want {
+	if !bytes.Equal(buf.Bytes(), want) {
 		t.Fatal("the snapshot saw writes applied after it was taken")
+	}
+	// A second snapshot sees them, and restores to the live state.
+	if got := restored(t, snapshotBytes(t, x.f), testDim).StateHash(); got != x.f.StateHash() {
+		t.Fatal("a later snapshot does not restore to the live state")
 	}
 }
 

@@ -56,6 +56,9 @@ type domainIndex struct {
 	rows    []*Atom
 	codes   *vecmath.Codes
 	secrets int
+	// shared is set when a snapshot holds on to the arena's rows (freeze):
+	// the next write that would overwrite a row copies the arena first.
+	shared bool
 }
 
 // codedRows is the size from which a domain keeps codes and is searched
@@ -108,6 +111,9 @@ func appendRow(arena, vec []float32) []float32 {
 
 // remove swap-removes a's row; the last row moves into its slot.
 func (d *domainIndex) remove(a *Atom, dim int) {
+	if d.shared {
+		d.arena, d.shared = slices.Clone(d.arena), false
+	}
 	last := len(d.rows) - 1
 	if slot := int(a.slot); slot != last {
 		moved := d.rows[last]
