@@ -1,7 +1,8 @@
 // Package raftfsm is the deterministic state machine of one hebb data group.
 //
 // A group holds many tenants (orgs and rooms). Per tenant it keeps the atoms,
-// one contiguous vector arena per domain, the indexes (external_ref,
+// each domain's vectors in contiguous blocks of 8,192 rows (arena.go), the
+// indexes (external_ref,
 // fingerprint, concept postings, the recent feed ordered by (created_at, id)),
 // the Hebbian edges and the supersession links.
 //

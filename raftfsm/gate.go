@@ -24,7 +24,7 @@ type gate struct {
 	dim    int
 	s      *vecmath.Searcher
 	opt    vecmath.SearchOptions
-	segs   [1]vecmath.Segment
+	segs   []vecmath.Segment // the domain's blocks
 	scores []float32
 	top    []int
 	// the search under way
@@ -60,7 +60,7 @@ func (g *gate) skip(i int) bool {
 	return false
 }
 
-func (g *gate) weight(_, row int) (float32, bool) { return 1, !g.skip(row) }
+func (g *gate) weight(seg, row int) (float32, bool) { return 1, !g.skip(seg*arenaRows + row) }
 
 // nearest returns the row of d nearest to vec (its reference-kernel
 // cosine; the lowest ID among equals), skipping superseded rows and the
@@ -89,20 +89,20 @@ func (g *gate) nearest(d *domainIndex, vec []float32, targets []*Atom, split boo
 // misses it alike: the codes are a function of the rows.
 func (g *gate) coded(vec []float32, split bool) (*Atom, float32) {
 	d := g.d
-	g.segs[0] = vecmath.Segment{Arena: d.arena, Rows: len(d.rows), Codes: d.codes}
+	g.segs = d.segments(g.segs[:0])
 	g.opt.Fanout = nil
 	if split && len(d.rows) >= parallelRows && runtime.GOMAXPROCS(0) > 1 {
 		g.opt.Fanout = fanout
 	}
 	var best *Atom
 	var cos float32
-	for _, h := range g.s.Search(vec, g.segs[:], &g.opt) {
+	for _, h := range g.s.Search(vec, g.segs, &g.opt) {
 		// Hits tie at the best cosine; the lowest ID wins, as in exact.
-		if a := d.rows[h.Row]; best == nil || compareID(a.ID, best.ID) < 0 {
+		if a := d.rows[h.Seg*arenaRows+h.Row]; best == nil || compareID(a.ID, best.ID) < 0 {
 			best, cos = a, h.Sim
 		}
 	}
-	g.segs[0] = vecmath.Segment{}
+	clear(g.segs) // no arena stays reachable from the pool
 	return best, cos
 }
 
@@ -118,7 +118,7 @@ func (g *gate) exact(vec []float32) (*Atom, float32) {
 		g.scores = make([]float32, len(d.rows))
 	}
 	scores := g.scores[:len(d.rows)]
-	vecmath.DotArena(vec, d.arena, g.dim, scores)
+	d.dotAll(vec, g.dim, scores)
 	var best *Atom
 	cos := float32(math.Inf(-1))
 	for k := gateRecheck; ; k *= 4 {

@@ -42,24 +42,40 @@ func codingFor(dim int) *coding {
 // quantizer returns the (deterministic, shared) quantizer of dim.
 func quantizer(dim int) *vecmath.Quantizer { return codingFor(dim).q }
 
-// searchDomains runs a quantised search over the domains and calls hit for
+// searchDomains runs a quantised search over the domains' blocks, asking
+// weight for each row's weight (opt.Weight is set here), and calls hit for
 // every row it returns (score order). Domains below the size that keeps
 // codes are scanned exactly inside the same search.
-func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.SearchOptions, hit func(d *domainIndex, h vecmath.Hit)) {
+func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.SearchOptions,
+	weight func(a *Atom) (float32, bool), hit func(d *domainIndex, a *Atom, h vecmath.Hit)) {
 	c := codingFor(dim)
 	s := c.pool.Get().(*vecmath.Searcher)
 	defer c.pool.Put(s)
-	segs := make([]vecmath.Segment, len(doms))
+	type owner struct {
+		d    *domainIndex
+		base int // the domain row of the segment's first row
+	}
+	var segs []vecmath.Segment
+	var owners []owner
 	rows := 0
-	for i, d := range doms {
-		segs[i] = vecmath.Segment{Arena: d.arena, Rows: len(d.rows), Codes: d.codes}
+	for _, d := range doms {
+		from := len(segs)
+		segs = d.segments(segs)
+		for k := range len(segs) - from {
+			owners = append(owners, owner{d, k * arenaRows})
+		}
 		rows += len(d.rows)
+	}
+	opt.Weight = func(seg, row int) (float32, bool) {
+		o := owners[seg]
+		return weight(o.d.rows[o.base+row])
 	}
 	if rows >= parallelRows && runtime.GOMAXPROCS(0) > 1 {
 		opt.Fanout = fanout
 	}
 	for _, h := range s.Search(vec, segs, opt) {
-		hit(doms[h.Seg], h)
+		o := owners[h.Seg]
+		hit(o.d, o.d.rows[o.base+h.Row], h)
 	}
 }
 

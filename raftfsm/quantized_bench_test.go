@@ -201,8 +201,10 @@ func BenchmarkQuantisedMemory(b *testing.B) {
 			content += len(a.Content)
 		}
 		for _, d := range f.tenants["org"].domains {
-			if d.codes != nil {
-				codes += d.codes.Bytes()
+			for _, blk := range d.blocks {
+				if blk.codes != nil {
+					codes += blk.codes.Bytes()
+				}
 			}
 		}
 		per := float64(ms.HeapInuse-before) / n

@@ -16,6 +16,28 @@ func withCodedRows(t *testing.T, n int) {
 	t.Cleanup(func() { codedRows = old })
 }
 
+func withArenaRows(t *testing.T, n int) {
+	old := arenaRows
+	arenaRows = n
+	t.Cleanup(func() { arenaRows = old })
+}
+
+// codeRows is the rows coded in the domain's blocks; -1 without codes.
+// Each block must code exactly its own rows.
+func codeRows(d *domainIndex) int {
+	if !d.hasCodes() {
+		return -1
+	}
+	n := 0
+	for k, blk := range d.blocks {
+		if blk.codes == nil || blk.codes.Len() != len(blk.vecs)/blk.codes.Quantizer().Dim() {
+			return -2 - k
+		}
+		n += blk.codes.Len()
+	}
+	return n
+}
+
 // TestQuantisedPathPassesTheSuite runs the state machine's tests with every
 // domain searched through its codes, so the quantised search and write gate
 // meet the same expectations (and the same reference model) as the exact
@@ -39,6 +61,17 @@ func TestQuantisedPathPassesTheSuite(t *testing.T) {
 	for name, test := range tests {
 		t.Run(name, func(t *testing.T) {
 			withCodedRows(t, 1)
+			test(t)
+		})
+		// Blocks of two rows: every search and gate spans many segments,
+		// and deletes move rows across blocks.
+		t.Run(name+"/blocks", func(t *testing.T) {
+			withCodedRows(t, 1)
+			withArenaRows(t, 2)
+			test(t)
+		})
+		t.Run(name+"/blocks-exact", func(t *testing.T) {
+			withArenaRows(t, 2)
 			test(t)
 		})
 	}
@@ -148,7 +181,7 @@ func TestQuantisedGateMatchesExact(t *testing.T) {
 	}
 	copy := restored(t, snapshotBytes(t, coded), dim)
 	for _, d := range copy.tenants["org"].domains {
-		if d.codes == nil || d.codes.Len() != len(d.rows) {
+		if codeRows(d) != len(d.rows) {
 			t.Fatal("restore did not rebuild the codes")
 		}
 	}
@@ -186,14 +219,14 @@ func TestCodesFollowTheArena(t *testing.T) {
 		}
 	}
 	for name, d := range x.f.tenants["org"].domains {
-		if d.coded() && d.codes == nil {
+		if d.coded() && !d.hasCodes() {
 			t.Fatalf("domain %s: %d rows and no codes", name, len(d.rows))
 		}
-		if d.codes == nil {
+		if !d.hasCodes() {
 			continue
 		}
-		if d.codes.Len() != len(d.rows) {
-			t.Fatalf("domain %s: %d codes for %d rows", name, d.codes.Len(), len(d.rows))
+		if n := codeRows(d); n != len(d.rows) {
+			t.Fatalf("domain %s: %d codes for %d rows", name, n, len(d.rows))
 		}
 	}
 	// Codes out of step with their rows would rank by the wrong estimates.
@@ -202,5 +235,22 @@ func TestCodesFollowTheArena(t *testing.T) {
 		if d := codedVsExact(x.f, req); d != "" {
 			t.Fatalf("request %d: %s", i, d)
 		}
+	}
+}
+
+// TestBlockedArenas runs the quantised-path checks with blocks of 64 rows,
+// so that domains span many blocks, codes live per block and deletes move
+// rows (and re-encode them) across blocks.
+func TestBlockedArenas(t *testing.T) {
+	tests := map[string]func(*testing.T){
+		"QuantisedReadsMatchExact": TestQuantisedReadsMatchExact, "QuantisedGateMatchesExact": TestQuantisedGateMatchesExact,
+		"CodesFollowTheArena": TestCodesFollowTheArena, "BatchMatchesItemByItem": TestBatchMatchesItemByItem,
+		"PrunedStagesMatchBruteForce": TestPrunedStagesMatchBruteForce, "SnapshotIsDetached": TestSnapshotIsDetached,
+	}
+	for name, test := range tests {
+		t.Run(name, func(t *testing.T) {
+			withArenaRows(t, 64)
+			test(t)
+		})
 	}
 }

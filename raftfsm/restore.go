@@ -46,8 +46,7 @@ func (t *tenant) restoreAtoms(d *dec, dim int) error {
 			continue
 		}
 		if dm.rows == nil {
-			dm.rows = make([]*Atom, 0, rows[dm.name])
-			dm.arena = make([]float32, 0, rows[dm.name]*dim)
+			dm.reserve(rows[dm.name], dim)
 		}
 		for i := range vec {
 			vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(p.raw[4*i:]))

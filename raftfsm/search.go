@@ -351,7 +351,7 @@ func (s *search) semanticExact(doms []*domainIndex, n int, byAtom map[*Atom]int)
 			scores = make([]float32, len(d.rows))
 		}
 		scores = scores[:len(d.rows)]
-		vecmath.DotArena(s.req.Vector, d.arena, s.f.dim, scores)
+		d.dotAll(s.req.Vector, s.f.dim, scores)
 		for i, a := range d.rows {
 			if s.seated[a] || !s.visible(a) {
 				scores[i] = float32(math.NaN())
@@ -392,17 +392,15 @@ func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int)
 	if s.t.valenced {
 		minW, maxW = weight(-1), weight(1)
 	}
-	opt := &vecmath.SearchOptions{K: n, Floor: floor, MinWeight: minW, MaxWeight: maxW,
-		Weight: func(seg, row int) (float32, bool) {
-			a := doms[seg].rows[row]
-			if s.seated[a] || !s.visible(a) {
-				return 0, false
-			}
-			return weight(a.Valence), true
-		}}
+	opt := &vecmath.SearchOptions{K: n, Floor: floor, MinWeight: minW, MaxWeight: maxW}
+	eligible := func(a *Atom) (float32, bool) {
+		if s.seated[a] || !s.visible(a) {
+			return 0, false
+		}
+		return weight(a.Valence), true
+	}
 	cands := s.mem().cands[:0]
-	searchDomains(s.f.dim, s.req.Vector, doms, opt, func(d *domainIndex, h vecmath.Hit) {
-		a := d.rows[h.Row]
+	searchDomains(s.f.dim, s.req.Vector, doms, opt, eligible, func(d *domainIndex, a *Atom, h vecmath.Hit) {
 		byAtom[a] = len(cands)
 		sim := float64(h.Sim)
 		cands = append(cands, s.score(a, d.vec(a, s.f.dim), sim, s.semScore(sim), SourceSemantic))

@@ -3,8 +3,6 @@ package raftfsm
 import (
 	"slices"
 	"sort"
-
-	"github.com/hebbdb/hebb/vecmath"
 )
 
 // tenant is the state of one org or room inside a group.
@@ -40,98 +38,6 @@ func newTenant(id string) *tenant {
 		edges:    newEdgeSet(),
 		idem:     make(map[string]*idemRecord),
 	}
-}
-
-// domainIndex is one domain's contiguous vector arena: row i belongs to
-// rows[i]. Secrets have no vector and are only counted.
-//
-// codes are the rows' compact codes (vecmath.Codes: row i encodes row i),
-// kept while the domain holds at least codedRows/4 rows and always when it
-// holds codedRows or more, which is when searches and the write gate use
-// them. They are derived state: a function of each row's vector, so not in
-// snapshots; restore rebuilds them as it re-inserts the rows.
-type domainIndex struct {
-	name    string // the domain's name; its atoms share this string
-	arena   []float32
-	rows    []*Atom
-	codes   *vecmath.Codes
-	secrets int
-	// shared is set when a snapshot holds on to the arena's rows (freeze):
-	// the next write that would overwrite a row copies the arena first.
-	shared bool
-}
-
-// codedRows is the size from which a domain keeps codes and is searched
-// through them: below it an exact scan is about as fast (a quantised search
-// costs tens of microseconds whatever the size). A variable so tests can
-// exercise the quantised path on small data.
-var codedRows = 1024
-
-func (d *domainIndex) empty() bool { return len(d.rows) == 0 && d.secrets == 0 }
-
-func (d *domainIndex) vec(a *Atom, dim int) []float32 {
-	i := int(a.slot)
-	return d.arena[i*dim : (i+1)*dim]
-}
-
-// coded reports whether searches of the domain go through its codes.
-func (d *domainIndex) coded() bool { return len(d.rows) >= codedRows }
-
-func (d *domainIndex) add(a *Atom, vec []float32) {
-	a.slot = int32(len(d.rows))
-	d.rows = append(d.rows, a)
-	d.arena = appendRow(d.arena, vec)
-	switch {
-	case d.codes != nil:
-		d.codes.Append(vec)
-	case d.coded():
-		dim := len(vec)
-		d.codes = vecmath.NewCodes(quantizer(dim))
-		for i := range d.rows {
-			d.codes.Append(d.arena[i*dim : (i+1)*dim])
-		}
-	}
-}
-
-// arenaSlackFrom is the capacity (floats) from which an arena grows by an
-// eighth instead of by append's quarter: a large arena's spare capacity is
-// resident memory (an eighth keeps it under 12.5%, 6% on average), and
-// copying the arena twice as often costs a write a few microseconds.
-const arenaSlackFrom = 1 << 20
-
-// appendRow appends vec to the arena.
-func appendRow(arena, vec []float32) []float32 {
-	if n := len(arena) + len(vec); n > cap(arena) && cap(arena) >= arenaSlackFrom {
-		grown := make([]float32, len(arena), n+cap(arena)/8)
-		copy(grown, arena)
-		arena = grown
-	}
-	return append(arena, vec...)
-}
-
-// remove swap-removes a's row; the last row moves into its slot.
-func (d *domainIndex) remove(a *Atom, dim int) {
-	if d.shared {
-		d.arena, d.shared = slices.Clone(d.arena), false
-	}
-	last := len(d.rows) - 1
-	if slot := int(a.slot); slot != last {
-		moved := d.rows[last]
-		copy(d.arena[slot*dim:(slot+1)*dim], d.arena[last*dim:(last+1)*dim])
-		d.rows[slot] = moved
-		moved.slot = a.slot
-	}
-	if d.codes != nil {
-		d.codes.Move(int(a.slot), last)
-		d.codes.Truncate(last)
-		if last < codedRows/4 {
-			d.codes = nil // small again: the memory is worth more
-		}
-	}
-	d.rows[last] = nil
-	d.rows = d.rows[:last]
-	d.arena = d.arena[:last*dim]
-	a.slot = -1
 }
 
 func (t *tenant) domain(name string) *domainIndex {

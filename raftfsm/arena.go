@@ -1,0 +1,180 @@
+package raftfsm
+
+import (
+	"slices"
+
+	"github.com/hebbdb/hebb/vecmath"
+)
+
+// domainIndex is one domain's vectors: row i belongs to rows[i] and lies in
+// block i/arenaRows. Secrets have no vector and are only counted.
+//
+// Each block keeps its rows' compact codes (vecmath.Codes) while the domain
+// holds at least codedRows/4 rows, and always when it holds codedRows or
+// more, which is when searches and the write gate use them. They are
+// derived state: a function of each row's vector, so not in snapshots;
+// restore rebuilds them as it re-inserts the rows.
+type domainIndex struct {
+	name    string // the domain's name; its atoms share this string
+	blocks  []arenaBlock
+	rows    []*Atom
+	secrets int
+	// shared is set when a snapshot holds on to the blocks' rows (freeze):
+	// the next write that would overwrite a row copies the blocks first.
+	shared bool
+}
+
+// arenaBlock is up to arenaRows contiguous rows and their codes.
+type arenaBlock struct {
+	vecs  []float32
+	codes *vecmath.Codes // nil while the domain keeps no codes
+}
+
+// arenaRows is the rows of a block. The first block grows with its domain
+// up to that size; later ones are allocated whole. So a large domain never
+// copies its rows to grow (one contiguous arena was copied, and its fresh
+// pages faulted in, every eighth of growth: a sixth of a batched write's
+// CPU at 250k atoms), and a search scans each block as one segment. A
+// variable so tests can exercise many blocks on small data.
+var arenaRows = 8192
+
+// codedRows is the size from which a domain keeps codes and is searched
+// through them: below it an exact scan is about as fast (a quantised search
+// costs tens of microseconds whatever the size). A variable so tests can
+// exercise the quantised path on small data.
+var codedRows = 1024
+
+func (d *domainIndex) empty() bool { return len(d.rows) == 0 && d.secrets == 0 }
+
+// row is row i's vector.
+func (d *domainIndex) row(i, dim int) []float32 {
+	j := i % arenaRows
+	return d.blocks[i/arenaRows].vecs[j*dim : (j+1)*dim]
+}
+
+func (d *domainIndex) vec(a *Atom, dim int) []float32 { return d.row(int(a.slot), dim) }
+
+// coded reports whether searches of the domain go through its codes.
+func (d *domainIndex) coded() bool { return len(d.rows) >= codedRows }
+
+// hasCodes reports whether the domain keeps codes (every block or none).
+func (d *domainIndex) hasCodes() bool { return len(d.blocks) > 0 && d.blocks[0].codes != nil }
+
+// segments appends the domain's blocks as search segments, in row order:
+// segment k holds rows k·arenaRows onwards.
+func (d *domainIndex) segments(segs []vecmath.Segment) []vecmath.Segment {
+	for k := range d.blocks {
+		b := &d.blocks[k]
+		segs = append(segs, vecmath.Segment{Arena: b.vecs, Rows: min(len(d.rows)-k*arenaRows, arenaRows), Codes: b.codes})
+	}
+	return segs
+}
+
+// dotAll writes the dot product of vec with every row to scores.
+func (d *domainIndex) dotAll(vec []float32, dim int, scores []float32) {
+	for k := range d.blocks {
+		from := k * arenaRows
+		vecmath.DotArena(vec, d.blocks[k].vecs, dim, scores[from:min(from+arenaRows, len(d.rows))])
+	}
+}
+
+// reserve sizes the first block for n rows (restore knows the count).
+func (d *domainIndex) reserve(n, dim int) {
+	if len(d.blocks) == 0 {
+		d.blocks = []arenaBlock{{vecs: make([]float32, 0, min(n, arenaRows)*dim)}}
+	}
+	d.rows = slices.Grow(d.rows, n)
+}
+
+func (d *domainIndex) add(a *Atom, vec []float32) {
+	i := len(d.rows)
+	a.slot = int32(i)
+	d.rows = append(d.rows, a)
+	k := i / arenaRows
+	if k == len(d.blocks) {
+		b := arenaBlock{}
+		if k > 0 {
+			b.vecs = make([]float32, 0, arenaRows*len(vec))
+			if d.hasCodes() {
+				b.codes = vecmath.NewCodes(quantizer(len(vec)))
+			}
+		}
+		d.blocks = append(d.blocks, b)
+	}
+	b := &d.blocks[k]
+	b.vecs = appendRow(b.vecs, vec)
+	switch {
+	case b.codes != nil:
+		b.codes.Append(vec)
+	case d.coded():
+		d.encodeAll(len(vec))
+	}
+}
+
+// encodeAll gives every block the codes of its rows.
+func (d *domainIndex) encodeAll(dim int) {
+	for k := range d.blocks {
+		b := &d.blocks[k]
+		b.codes = vecmath.NewCodes(quantizer(dim))
+		for j := range len(b.vecs) / dim {
+			b.codes.Append(b.vecs[j*dim : (j+1)*dim])
+		}
+	}
+}
+
+// arenaSlackFrom is the capacity (floats) from which a growing first block
+// grows by an eighth instead of by append's quarter: spare capacity is
+// resident memory (an eighth keeps it under 12.5%, 6% on average).
+const arenaSlackFrom = 1 << 20
+
+// appendRow appends vec to a block's rows.
+func appendRow(arena, vec []float32) []float32 {
+	if n := len(arena) + len(vec); n > cap(arena) && cap(arena) >= arenaSlackFrom {
+		grown := make([]float32, len(arena), n+cap(arena)/8)
+		copy(grown, arena)
+		arena = grown
+	}
+	return append(arena, vec...)
+}
+
+// remove swap-removes a's row; the last row moves into its slot.
+func (d *domainIndex) remove(a *Atom, dim int) {
+	if d.shared {
+		for k := range d.blocks {
+			d.blocks[k].vecs = slices.Clone(d.blocks[k].vecs)
+		}
+		d.shared = false
+	}
+	last := len(d.rows) - 1
+	slot := int(a.slot)
+	if slot != last {
+		moved := d.rows[last]
+		copy(d.row(slot, dim), d.row(last, dim))
+		d.rows[slot] = moved
+		moved.slot = a.slot
+		if b := &d.blocks[slot/arenaRows]; b.codes != nil {
+			if slot/arenaRows == last/arenaRows {
+				b.codes.Move(slot%arenaRows, last%arenaRows)
+			} else {
+				b.codes.Set(slot%arenaRows, d.row(slot, dim)) // a function of the row
+			}
+		}
+	}
+	lb := &d.blocks[last/arenaRows]
+	lb.vecs = lb.vecs[:(last%arenaRows)*dim]
+	if lb.codes != nil {
+		lb.codes.Truncate(last % arenaRows)
+	}
+	if last%arenaRows == 0 && last > 0 {
+		d.blocks[len(d.blocks)-1] = arenaBlock{}
+		d.blocks = d.blocks[:len(d.blocks)-1] // its last row left
+	}
+	if d.hasCodes() && last < codedRows/4 {
+		for k := range d.blocks {
+			d.blocks[k].codes = nil // small again: the memory is worth more
+		}
+	}
+	d.rows[last] = nil
+	d.rows = d.rows[:last]
+	a.slot = -1
+}
