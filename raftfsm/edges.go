@@ -363,33 +363,49 @@ func (s *edgeSet) neighbours(c string, min float64, limit int) []*Edge {
 	return out
 }
 
-// sorted returns every edge ordered by (A, B).
+// sorted returns the edges in snapshot order: by the names of A, then B.
 func (s *edgeSet) sorted() []*Edge {
-	// Rank the concepts by name once; edges then sort by integer keys.
-	byName := make([]int32, len(s.concepts.names))
+	fe := s.freeze()
+	fe.sort()
+	out := make([]*Edge, len(fe.recs))
+	for i := range fe.recs {
+		out[i] = &fe.recs[i].Edge
+	}
+	return out
+}
+
+// frozenEdges is a copy of the edge rows and the concept names they use, to
+// be sorted without the state's lock.
+type frozenEdges struct {
+	recs  []edgeRec
+	names []string // concept id -> name: append-only, so this view stays valid
+}
+
+// freeze copies the edge rows, chunk by chunk, in creation order.
+func (s *edgeSet) freeze() frozenEdges {
+	fe := frozenEdges{recs: make([]edgeRec, 0, s.count), names: s.concepts.names}
+	for _, chunk := range s.slab {
+		fe.recs = append(fe.recs, chunk[:min(len(chunk), s.count-len(fe.recs))]...)
+	}
+	return fe
+}
+
+// sort orders the rows by the names of A, then B (each edge's A is the
+// lesser name): the concepts are ranked by name once, then the rows sort
+// by integer keys.
+func (fe frozenEdges) sort() {
+	byName := make([]int32, len(fe.names))
 	for i := range byName {
 		byName[i] = int32(i)
 	}
-	slices.SortFunc(byName, func(x, y int32) int { return cmp.Compare(s.concepts.names[x], s.concepts.names[y]) })
+	slices.SortFunc(byName, func(x, y int32) int { return cmp.Compare(fe.names[x], fe.names[y]) })
 	rank := make([]int32, len(byName))
 	for r, id := range byName {
 		rank[id] = int32(r)
 	}
-	type keyed struct {
-		key uint64
-		e   *Edge
-	}
-	all := make([]keyed, s.count)
-	for n := range all {
-		r := s.rec(int32(n))
-		all[n] = keyed{pairKey(rank[r.id[0]], rank[r.id[1]]), &r.Edge}
-	}
-	slices.SortFunc(all, func(x, y keyed) int { return cmp.Compare(x.key, y.key) })
-	out := make([]*Edge, len(all))
-	for i, k := range all {
-		out[i] = k.e
-	}
-	return out
+	slices.SortFunc(fe.recs, func(x, y edgeRec) int {
+		return cmp.Compare(pairKey(rank[x.id[0]], rank[x.id[1]]), pairKey(rank[y.id[0]], rank[y.id[1]]))
+	})
 }
 
 // coactivateWithin adds the small within-atom increment for every pair of an

@@ -68,7 +68,7 @@ type frozenTenant struct {
 	lastCreated int64
 	feed        []Atom      // copies, in feed order
 	vecs        [][]float32 // feed[i]'s vector; nil for secrets
-	edges       []Edge      // copies, in snapshot order
+	edges       frozenEdges // copies, sorted when encoded
 	rest        []byte      // idempotency records, room and chat, encoded
 }
 
@@ -96,11 +96,7 @@ func (f *FSM) freeze(share bool) *frozen {
 				d.shared = true
 			}
 		}
-		edges := t.edges.sorted()
-		ft.edges = make([]Edge, len(edges))
-		for i, ed := range edges {
-			ft.edges[i] = *ed
-		}
+		ft.edges = t.edges.freeze()
 		e := enc{}
 		idem := t.sortedIdem()
 		e.uvarint(uint64(len(idem)))
@@ -133,8 +129,10 @@ func (fr *frozen) encode(out func(chunk []byte)) {
 			e.f32s(t.vecs[j])
 			e.cut(out)
 		}
-		e.uvarint(uint64(len(t.edges)))
-		for _, ed := range t.edges {
+		t.edges.sort()
+		e.uvarint(uint64(len(t.edges.recs)))
+		for i := range t.edges.recs {
+			ed := &t.edges.recs[i].Edge
 			e.str(ed.A)
 			e.str(ed.B)
 			e.f64(ed.Weight)
