@@ -314,14 +314,20 @@ func (s *edgeSet) rebuildTop(c int32) {
 }
 
 // compare is edgeBefore as a comparison function.
-func (s *edgeSet) compare(x, y *edgeRec) int {
-	switch {
-	case edgeBefore(x, y):
-		return -1
-	case edgeBefore(y, x):
-		return 1
+func (s *edgeSet) compare(x, y *edgeRec) int { return compareBy(edgeBefore)(x, y) }
+
+// compareBy turns a strict order into a comparison function for
+// slices.SortFunc.
+func compareBy[T any](before func(x, y T) bool) func(x, y T) int {
+	return func(x, y T) int {
+		switch {
+		case before(x, y):
+			return -1
+		case before(y, x):
+			return 1
+		}
+		return 0
 	}
-	return 0
 }
 
 // neighbours returns the edges touching c with weight at least min, sorted
@@ -359,17 +365,6 @@ func (s *edgeSet) neighbours(c string, min float64, limit int) []*Edge {
 	out := make([]*Edge, len(recs))
 	for i, r := range recs {
 		out[i] = &r.Edge
-	}
-	return out
-}
-
-// sorted returns the edges in snapshot order: by the names of A, then B.
-func (s *edgeSet) sorted() []*Edge {
-	fe := s.freeze()
-	fe.sort()
-	out := make([]*Edge, len(fe.recs))
-	for i := range fe.recs {
-		out[i] = &fe.recs[i].Edge
 	}
 	return out
 }

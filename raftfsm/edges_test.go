@@ -217,3 +217,15 @@ func TestEdgeSlabPointersStable(t *testing.T) {
 		}
 	}
 }
+
+// sorted returns the edges in snapshot order (by the names of A, then B),
+// as a snapshot's encoder sees them.
+func (s *edgeSet) sorted() []*Edge {
+	fe := s.freeze()
+	fe.sort()
+	out := make([]*Edge, len(fe.recs))
+	for i := range fe.recs {
+		out[i] = &fe.recs[i].Edge
+	}
+	return out
+}

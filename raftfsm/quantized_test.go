@@ -58,20 +58,18 @@ func TestQuantisedPathPassesTheSuite(t *testing.T) {
 		"DeleteAtom": TestDeleteAtom, "DeleteSwapsArenaRows": TestDeleteSwapsArenaRows,
 		"DeleteDomain": TestDeleteDomain, "FeedbackValence": TestFeedbackValence,
 	}
+	runEach(t, tests, "", func(t *testing.T) { withCodedRows(t, 1) })
+	// Blocks of two rows: every search and gate spans many segments, and
+	// deletes move rows across blocks.
+	runEach(t, tests, "/blocks", func(t *testing.T) { withCodedRows(t, 1); withArenaRows(t, 2) })
+	runEach(t, tests, "/blocks-exact", func(t *testing.T) { withArenaRows(t, 2) })
+}
+
+// runEach runs every test as a subtest named name+suffix, after setup.
+func runEach(t *testing.T, tests map[string]func(*testing.T), suffix string, setup func(*testing.T)) {
 	for name, test := range tests {
-		t.Run(name, func(t *testing.T) {
-			withCodedRows(t, 1)
-			test(t)
-		})
-		// Blocks of two rows: every search and gate spans many segments,
-		// and deletes move rows across blocks.
-		t.Run(name+"/blocks", func(t *testing.T) {
-			withCodedRows(t, 1)
-			withArenaRows(t, 2)
-			test(t)
-		})
-		t.Run(name+"/blocks-exact", func(t *testing.T) {
-			withArenaRows(t, 2)
+		t.Run(name+suffix, func(t *testing.T) {
+			setup(t)
 			test(t)
 		})
 	}
@@ -247,10 +245,5 @@ func TestBlockedArenas(t *testing.T) {
 		"CodesFollowTheArena": TestCodesFollowTheArena, "BatchMatchesItemByItem": TestBatchMatchesItemByItem,
 		"PrunedStagesMatchBruteForce": TestPrunedStagesMatchBruteForce, "SnapshotIsDetached": TestSnapshotIsDetached,
 	}
-	for name, test := range tests {
-		t.Run(name, func(t *testing.T) {
-			withArenaRows(t, 64)
-			test(t)
-		})
-	}
+	runEach(t, tests, "", func(t *testing.T) { withArenaRows(t, 64) })
 }

@@ -15,7 +15,7 @@ type scratch struct {
 	cands   []candidate     // ranked
 	hebb    map[*Atom]int32 // hebbian: index in hcands
 	hcands  []candidate     // hebbian: each atom's best score so far
-	sinks   [2]AtomType     // countMatches and hebbian: what prefetchAtoms read
+	sinks   [2]AtomType     // countMatches and hebbian: what prefetchAhead read
 }
 
 // fresh is an atom carrying query concepts that the semantic stage did

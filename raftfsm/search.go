@@ -101,13 +101,13 @@ type search struct {
 	// Stages that do not depend on the semantic ranking run beside it
 	// (start): the query concepts' postings counted, and the associations
 	// scored without knowing which atoms the ranking seats.
-	counting   sync.WaitGroup
-	counted    bool // order and matched hold countMatches' answer
-	order      []*Atom
-	matched    []int32
-	associated sync.WaitGroup
-	expanded   []string
-	assoc      []candidate // the best slots+wide associations, seated or not
+	counting      sync.WaitGroup
+	countingAhead bool // countMatches runs beside the ranking (start)
+	order         []*Atom
+	matched       []int32
+	associated    sync.WaitGroup
+	expanded      []string
+	assoc         []candidate // the best slots+wide associations, seated or not
 }
 
 // mem is the search's working memory.
@@ -225,7 +225,7 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 // seats atoms, so the best slots of those left are among them (hebbian).
 func (s *search) start(n, slots, seats int) {
 	if n > 0 && len(s.req.Concepts) > 0 {
-		s.counted = true
+		s.countingAhead = true
 		s.counting.Go(func() { s.order, s.matched = s.countMatches() })
 	}
 	if s.req.IncludeAssociations {
@@ -473,7 +473,7 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 	}
 	var order []*Atom
 	var matched []int32
-	if s.counted {
+	if s.countingAhead {
 		s.counting.Wait()
 		order, matched = s.order, s.matched
 	} else {
@@ -531,9 +531,7 @@ func (s *search) countMatches() (order []*Atom, matched []int32) {
 			if read++; read > maxPostingsRead {
 				return order, matched
 			}
-			if (len(list)-1-i)%touchAhead == 0 {
-				sc.sinks[0] += prefetchAtoms(list[max(i+1-touchAhead, end) : i+1])
-			}
+			sc.sinks[0] += prefetchAhead(list, i, end)
 			a := list[i]
 			if j, ok := sc.counted[a]; ok {
 				matched[j]++ // eligible: it was checked when first seen
@@ -550,16 +548,21 @@ func (s *search) countMatches() (order []*Atom, matched []int32) {
 	return order, matched
 }
 
-// touchAhead is how many postings a stage prefetches ahead (prefetchAtoms).
-const touchAhead = 32
+// prefetchRun is how many postings a stage loads ahead (prefetchAhead).
+const prefetchRun = 32
 
-// prefetchAtoms loads the first cache line of each atom in a loop whose iterations
-// do not depend on each other, so the CPU fetches them in parallel: each
-// posting's atom is a cache miss, and the stages, visiting them one by one
-// behind map lookups, would otherwise wait for each in turn.
+// prefetchAhead is called for each posting i of list a stage visits, newest
+// (the end of list) first down to end. Every prefetchRun postings it loads
+// the first cache line of the next prefetchRun atoms in a loop whose
+// iterations do not depend on each other, so the CPU fetches them in
+// parallel: each posting's atom is a cache miss, and the stage, visiting
+// them one by one behind map lookups, would otherwise wait for each in turn.
 // The sum only keeps the loads: stages add it to a sink of their own.
-func prefetchAtoms(atoms []*Atom) (sum AtomType) {
-	for _, a := range atoms {
+func prefetchAhead(list []*Atom, i, end int) (sum AtomType) {
+	if (len(list)-1-i)%prefetchRun != 0 {
+		return 0
+	}
+	for _, a := range list[max(i+1-prefetchRun, end) : i+1] {
 		sum += a.Type
 	}
 	return sum
@@ -633,17 +636,7 @@ func before(x, y candidate) bool {
 	return compareID(x.a.ID, y.a.ID) < 0
 }
 
-func sortCandidates(c []candidate) {
-	slices.SortFunc(c, func(x, y candidate) int {
-		switch {
-		case before(x, y):
-			return -1
-		case before(y, x):
-			return 1
-		}
-		return 0
-	})
-}
+func sortCandidates(c []candidate) { slices.SortFunc(c, compareBy(before)) }
 
 // diversify reduces ranked candidates to k by maximal marginal relevance.
 func (s *search) diversify(c []candidate, k int) []candidate {
@@ -718,9 +711,7 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 			if read++; read > maxAssocPostings {
 				break
 			}
-			if (len(list)-1-i)%touchAhead == 0 {
-				sc.sinks[1] += prefetchAtoms(list[max(i+1-touchAhead, end) : i+1])
-			}
+			sc.sinks[1] += prefetchAhead(list, i, end)
 			a := list[i]
 			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
 				continue
