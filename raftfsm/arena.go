@@ -87,6 +87,18 @@ func (d *domainIndex) reserve(n, dim int) {
 }
 
 func (d *domainIndex) add(a *Atom, vec []float32) {
+	b := d.addRow(a, vec)
+	switch {
+	case b.codes != nil:
+		b.codes.Append(vec)
+	case d.coded():
+		d.encodeAll(len(vec))
+	}
+}
+
+// addRow appends a's row to the last block (a new one when it is full) and
+// returns that block; the caller keeps its codes.
+func (d *domainIndex) addRow(a *Atom, vec []float32) *arenaBlock {
 	i := len(d.rows)
 	a.slot = int32(i)
 	d.rows = append(d.rows, a)
@@ -103,34 +115,49 @@ func (d *domainIndex) add(a *Atom, vec []float32) {
 	}
 	b := &d.blocks[k]
 	b.vecs = appendRow(b.vecs, vec)
-	switch {
-	case b.codes != nil:
-		b.codes.Append(vec)
-	case d.coded():
-		d.encodeAll(len(vec))
-	}
+	return b
 }
 
 // encodeAll gives every block the codes of its rows.
 func (d *domainIndex) encodeAll(dim int) {
 	for k := range d.blocks {
-		b := &d.blocks[k]
-		b.codes = vecmath.NewCodes(quantizer(dim))
-		for j := range len(b.vecs) / dim {
-			b.codes.Append(b.vecs[j*dim : (j+1)*dim])
-		}
+		d.blocks[k].encode(dim)
 	}
 }
 
-// arenaSlackFrom is the capacity (floats) from which a growing first block
-// grows by an eighth instead of by append's quarter: spare capacity is
-// resident memory (an eighth keeps it under 12.5%, 6% on average).
-const arenaSlackFrom = 1 << 20
+// encode gives the block the codes of its rows.
+func (b *arenaBlock) encode(dim int) {
+	b.codes = vecmath.NewCodes(quantizer(dim))
+	for j := range len(b.vecs) / dim {
+		b.codes.Append(b.vecs[j*dim : (j+1)*dim])
+	}
+}
 
-// appendRow appends vec to a block's rows.
+// encodeCoded gives codes to the blocks of the domains searched through
+// them, spread over the cores: restore adds rows without codes (addRow),
+// and encoding is most of a restore's work. Codes are a function of the
+// rows, so the order the blocks are encoded in does not matter.
+func encodeCoded(doms map[string]*domainIndex, dim int) {
+	var blocks []*arenaBlock
+	for _, d := range doms {
+		if d.coded() && !d.hasCodes() {
+			for k := range d.blocks {
+				blocks = append(blocks, &d.blocks[k])
+			}
+		}
+	}
+	fanout(len(blocks), func(i int) { blocks[i].encode(dim) })
+}
+
+// appendRow appends vec to a block's rows. A first block doubles until it
+// holds a whole block (arenaRows rows of vec's length): a block of rows is
+// at most 12 MiB at d=384, and growing it by small steps copied it (and
+// faulted in fresh pages) a dozen times on its way to full, a sixth of a
+// batched write's CPU. Later blocks are allocated whole (add).
 func appendRow(arena, vec []float32) []float32 {
-	if n := len(arena) + len(vec); n > cap(arena) && cap(arena) >= arenaSlackFrom {
-		grown := make([]float32, len(arena), n+cap(arena)/8)
+	if n := len(arena) + len(vec); n > cap(arena) {
+		full := arenaRows * len(vec)
+		grown := make([]float32, len(arena), max(n, min(2*cap(arena), full)))
 		copy(grown, arena)
 		arena = grown
 	}

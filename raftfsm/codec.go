@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // enc appends a compact binary encoding. It is used for commands and
@@ -59,9 +60,22 @@ func (e *enc) f32s(v []float32) {
 	e.uvarint(uint64(len(v)))
 	n := len(e.b)
 	e.b = slices.Grow(e.b, 4*len(v))[:n+4*len(v)]
+	if littleEndian {
+		copy(e.b[n:], f32Bytes(v)) // the encoding is the memory: one copy
+		return
+	}
 	for i, f := range v {
 		binary.LittleEndian.PutUint32(e.b[n+4*i:], math.Float32bits(f))
 	}
+}
+
+// littleEndian reports whether this machine stores a float32 as the codec
+// does (little-endian IEEE 754), so vectors are encoded and decoded by copy.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// f32Bytes is v's memory as bytes.
+func f32Bytes(v []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
 }
 
 // dec reads what enc wrote. The first failure is kept in err and every later
@@ -199,8 +213,12 @@ func (d *dec) f32s() []float32 {
 		return nil
 	}
 	v := make([]float32, n)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.b[i*4:]))
+	if littleEndian {
+		copy(f32Bytes(v), d.b[:n*4])
+	} else {
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.b[i*4:]))
+		}
 	}
 	d.b = d.b[n*4:]
 	return v

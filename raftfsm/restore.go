@@ -10,7 +10,8 @@ import (
 // which is feed order) and indexes them, rebuilding every derived index.
 // The atoms are read before any is indexed, so the atoms map, the feed and
 // each domain's arena and row list are allocated at their final size, and
-// each row is decoded from the snapshot bytes straight into its arena.
+// each row is decoded from the snapshot bytes into its arena. The codes of
+// the domains searched through them are built last, on every core.
 func (t *tenant) restoreAtoms(d *dec, dim int) error {
 	type pending struct {
 		a   *Atom
@@ -48,10 +49,15 @@ func (t *tenant) restoreAtoms(d *dec, dim int) error {
 		if dm.rows == nil {
 			dm.reserve(rows[dm.name], dim)
 		}
-		for i := range vec {
-			vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(p.raw[4*i:]))
+		if littleEndian {
+			copy(f32Bytes(vec), p.raw)
+		} else {
+			for i := range vec {
+				vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(p.raw[4*i:]))
+			}
 		}
-		dm.add(p.a, vec)
+		dm.addRow(p.a, vec)
 	}
+	encodeCoded(t.domains, dim)
 	return nil
 }
