@@ -30,9 +30,9 @@ type arenaBlock struct {
 	codes *vecmath.Codes // nil while the domain keeps no codes
 }
 
-// arenaRows is the rows of a block. The first block grows with its domain
-// up to that size; later ones are allocated whole. So a large domain never
-// copies its rows to grow (one contiguous arena was copied, and its fresh
+// arenaRows is the rows of a block. A block grows up to that size
+// (appendRow) and the next one starts. So a large domain never copies more
+// than a block to grow (one contiguous arena was copied, and its fresh
 // pages faulted in, every eighth of growth: a sixth of a batched write's
 // CPU at 250k atoms), and a search scans each block as one segment. A
 // variable so tests can exercise many blocks on small data.
@@ -78,10 +78,13 @@ func (d *domainIndex) dotAll(vec []float32, dim int, scores []float32) {
 	}
 }
 
-// reserve sizes the first block for n rows (restore knows the count).
+// reserve allocates an empty domain's blocks for n rows at their final
+// size (restore knows the count, and adds exactly n rows next).
 func (d *domainIndex) reserve(n, dim int) {
 	if len(d.blocks) == 0 {
-		d.blocks = []arenaBlock{{vecs: make([]float32, 0, min(n, arenaRows)*dim)}}
+		for k := 0; k*arenaRows < n; k++ {
+			d.blocks = append(d.blocks, arenaBlock{vecs: make([]float32, 0, min(n-k*arenaRows, arenaRows)*dim)})
+		}
 	}
 	d.rows = slices.Grow(d.rows, n)
 }
@@ -105,11 +108,8 @@ func (d *domainIndex) addRow(a *Atom, vec []float32) *arenaBlock {
 	k := i / arenaRows
 	if k == len(d.blocks) {
 		b := arenaBlock{}
-		if k > 0 {
-			b.vecs = make([]float32, 0, arenaRows*len(vec))
-			if d.hasCodes() {
-				b.codes = vecmath.NewCodes(quantizer(len(vec)))
-			}
+		if k > 0 && d.hasCodes() {
+			b.codes = vecmath.NewCodes(quantizer(len(vec)))
 		}
 		d.blocks = append(d.blocks, b)
 	}
@@ -149,11 +149,11 @@ func encodeCoded(doms map[string]*domainIndex, dim int) {
 	fanout(len(blocks), func(i int) { blocks[i].encode(dim) })
 }
 
-// appendRow appends vec to a block's rows. A first block doubles until it
-// holds a whole block (arenaRows rows of vec's length): a block of rows is
-// at most 12 MiB at d=384, and growing it by small steps copied it (and
-// faulted in fresh pages) a dozen times on its way to full, a sixth of a
-// batched write's CPU. Later blocks are allocated whole (add).
+// appendRow appends vec to a block's rows. A block doubles until it can
+// hold a whole block (arenaRows rows of vec's length, 12 MiB at d=384):
+// growing by small steps copied it (and faulted in fresh pages) a dozen
+// times on its way to full, a sixth of a batched write's CPU; allocating it
+// whole left up to 12 MiB unused in every domain's last block.
 func appendRow(arena, vec []float32) []float32 {
 	if n := len(arena) + len(vec); n > cap(arena) {
 		full := arenaRows * len(vec)

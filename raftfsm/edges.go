@@ -15,8 +15,8 @@ const (
 	maxEdgeConcepts = 8 // concepts of one atom that take part in within-atom edges
 )
 
-// Edge is one undirected association row between two concepts, stored once
-// with A < B.
+// Edge is one undirected association row between two concepts, A < B, as
+// callers see it (edgeSet.edge); it is stored as an edgeRec.
 type Edge struct {
 	A, B      string
 	Weight    float64
@@ -45,11 +45,26 @@ const (
 	edgeGeometric    = 1<<edgeChunkMaxBits - 1<<edgeChunkMinBits
 )
 
-// edgeRec is an edge as stored: the Edge callers see and the ids of its
-// two concepts.
+// edgeRec is an edge as stored: its figures and the ids of its two
+// concepts, whose names live once in the concept table (a tenant holds
+// ~13 edges per atom, so names in every row cost ~400 bytes an atom).
 type edgeRec struct {
-	Edge
-	id [2]int32 // concept ids of A and B
+	Weight    float64
+	Count     int64
+	Valence   float64
+	UpdatedAt int64    // unix microseconds
+	id        [2]int32 // concept ids of A and B
+}
+
+// edge returns r with its concepts' names.
+func (s *edgeSet) edge(r *edgeRec) Edge {
+	a, b := s.ends(r)
+	return Edge{A: a, B: b, Weight: r.Weight, Count: r.Count, Valence: r.Valence, UpdatedAt: r.UpdatedAt}
+}
+
+// ends returns the names of r's concepts, A then B.
+func (s *edgeSet) ends(r *edgeRec) (a, b string) {
+	return s.concepts.names[r.id[0]], s.concepts.names[r.id[1]]
 }
 
 // side returns which end of the edge concept c is.
@@ -66,7 +81,7 @@ func (r *edgeRec) side(c int32) int {
 // never move, so an *Edge stays valid; no edge is ever removed. Each
 // concept lists its edges in creation order (adj), counts those weighing
 // at least edgeTopFloor (strong) and keeps the first min(strong, edgeTop)
-// of them by edgeBefore (top). A touch only raises a weight, so an edge
+// of them by before (top). A touch only raises a weight, so an edge
 // only climbs: keeping the two top lists of an edge in order costs a
 // binary search and a short copy each.
 type edgeSet struct {
@@ -75,7 +90,7 @@ type edgeSet struct {
 	slab     [][]edgeRec
 	adj      [][]int32    // concept id -> its edges, creation order
 	strong   []int32      // concept id -> how many of its edges weigh edgeTopFloor or more
-	top      [][]topEntry // concept id -> its strongest edges, edgeBefore order
+	top      [][]topEntry // concept id -> its strongest edges, before order
 	inTop    []uint64     // bit 2n+side: edge n is in the top list of its A (0), of its B (1)
 	count    int
 }
@@ -96,7 +111,7 @@ func (s *edgeSet) rec(n int32) *edgeRec {
 	return &s.slab[edgeChunkMaxBits-edgeChunkMinBits+m>>edgeChunkMaxBits][m&(1<<edgeChunkMaxBits-1)]
 }
 
-func (s *edgeSet) get(a, b string) *Edge {
+func (s *edgeSet) get(a, b string) *edgeRec {
 	if b < a {
 		a, b = b, a
 	}
@@ -106,14 +121,14 @@ func (s *edgeSet) get(a, b string) *Edge {
 		return nil
 	}
 	if n, ok := s.pairs[pairKey(ia, ib)]; ok {
-		return &s.rec(n).Edge
+		return s.rec(n)
 	}
 	return nil
 }
 
 // touch reinforces the (a, b) row: w ← w + eta·(max − w), valence moves
 // toward outcome at edgeValenceRate·|eta-scale| when hasOutcome.
-func (s *edgeSet) touch(a, b string, eta, outcome float64, hasOutcome bool, at int64) *Edge {
+func (s *edgeSet) touch(a, b string, eta, outcome float64, hasOutcome bool, at int64) *edgeRec {
 	if a == b || a == "" || b == "" {
 		return nil
 	}
@@ -125,10 +140,10 @@ func (s *edgeSet) touch(a, b string, eta, outcome float64, hasOutcome bool, at i
 
 // touchIDs is touch of the concepts of ids ia and ib, the name of ia
 // sorting first.
-func (s *edgeSet) touchIDs(ia, ib int32, eta, outcome float64, hasOutcome bool, at int64) *Edge {
+func (s *edgeSet) touchIDs(ia, ib int32, eta, outcome float64, hasOutcome bool, at int64) *edgeRec {
 	n, ok := s.pairs[pairKey(ia, ib)]
 	if !ok {
-		n = s.add(Edge{A: s.concepts.names[ia], B: s.concepts.names[ib]}, ia, ib)
+		n = s.add(edgeRec{}, ia, ib)
 	}
 	r := s.rec(n)
 	old := r.Weight
@@ -145,12 +160,13 @@ func (s *edgeSet) touchIDs(ia, ib int32, eta, outcome float64, hasOutcome bool, 
 	}
 	r.UpdatedAt = at
 	s.reweigh(r, n, old, !ok)
-	return &r.Edge
+	return r
 }
 
-// add stores e, whose concepts have ids ia and ib, as the next edge and
-// lists it in both adjacencies; it enters the top lists through rank.
-func (s *edgeSet) add(e Edge, ia, ib int32) int32 {
+// add stores r's figures as the next edge, of the concepts of ids ia and
+// ib, and lists it in both adjacencies; it enters the top lists through
+// rank.
+func (s *edgeSet) add(r edgeRec, ia, ib int32) int32 {
 	n := int32(s.count)
 	if n < edgeGeometric && n == int32((1<<len(s.slab)-1)<<edgeChunkMinBits) ||
 		n >= edgeGeometric && (int(n)-edgeGeometric)&(1<<edgeChunkMaxBits-1) == 0 {
@@ -162,7 +178,8 @@ func (s *edgeSet) add(e Edge, ia, ib int32) int32 {
 	}
 	s.count++
 	s.pairs[pairKey(ia, ib)] = n
-	*s.rec(n) = edgeRec{Edge: e, id: [2]int32{ia, ib}}
+	r.id = [2]int32{ia, ib}
+	*s.rec(n) = r
 	for _, c := range [2]int32{ia, ib} {
 		if int(c) >= len(s.adj) {
 			grow := int(c) + 1 - len(s.adj)
@@ -178,9 +195,7 @@ func (s *edgeSet) add(e Edge, ia, ib int32) int32 {
 // link stores an edge read from a snapshot.
 func (s *edgeSet) link(e *Edge) {
 	ia, ib := s.concepts.intern(e.A), s.concepts.intern(e.B)
-	cp := *e
-	cp.A, cp.B = s.concepts.names[ia], s.concepts.names[ib]
-	n := s.add(cp, ia, ib)
+	n := s.add(edgeRec{Weight: e.Weight, Count: e.Count, Valence: e.Valence, UpdatedAt: e.UpdatedAt}, ia, ib)
 	s.reweigh(s.rec(n), n, 0, true)
 }
 
@@ -200,15 +215,17 @@ func (s *edgeSet) list(n int32, side int, on bool) {
 	}
 }
 
-// edgeBefore is the order of neighbours: weight descending, then A, then B.
-func edgeBefore(x, y *edgeRec) bool {
+// before is the order of neighbours: weight descending, then the name of
+// A, then of B.
+func (s *edgeSet) before(x, y *edgeRec) bool {
 	if x.Weight != y.Weight {
 		return x.Weight > y.Weight
 	}
+	names := s.concepts.names
 	if x.id[0] != y.id[0] {
-		return x.A < y.A
+		return names[x.id[0]] < names[y.id[0]]
 	}
-	return x.B < y.B
+	return names[x.id[1]] < names[y.id[1]]
 }
 
 // topEntry is one place of a top list: an edge and its weight, so that
@@ -223,7 +240,7 @@ func (s *edgeSet) ahead(r *edgeRec, e topEntry) bool {
 	if r.Weight != e.w {
 		return r.Weight > e.w
 	}
-	return edgeBefore(r, s.rec(e.n))
+	return s.before(r, s.rec(e.n))
 }
 
 // reweigh keeps the counts and top lists of edge n (record r) right after
@@ -313,8 +330,8 @@ func (s *edgeSet) rebuildTop(c int32) {
 	s.top[c] = top
 }
 
-// compare is edgeBefore as a comparison function.
-func (s *edgeSet) compare(x, y *edgeRec) int { return compareBy(edgeBefore)(x, y) }
+// compare is before as a comparison function.
+func (s *edgeSet) compare(x, y *edgeRec) int { return compareBy(s.before)(x, y) }
 
 // compareBy turns a strict order into a comparison function for
 // slices.SortFunc.
@@ -335,10 +352,10 @@ func compareBy[T any](before func(x, y T) bool) func(x, y T) int {
 // deterministic order; at most limit of them when limit > 0. With min at
 // least edgeTopFloor and a limit up to edgeTop, or no more strong edges
 // than edgeTop, the concept's top list holds the answer.
-func (s *edgeSet) neighbours(c string, min float64, limit int) []*Edge {
+func (s *edgeSet) neighbours(c string, min float64, limit int) []*edgeRec {
 	id, ok := s.concepts.lookup(c)
 	if !ok || int(id) >= len(s.adj) {
-		return []*Edge{}
+		return []*edgeRec{}
 	}
 	if min >= edgeTopFloor && (limit > 0 && limit <= edgeTop || s.strong[id] <= edgeTop) {
 		top := s.top[id]
@@ -346,9 +363,9 @@ func (s *edgeSet) neighbours(c string, min float64, limit int) []*Edge {
 		for n < len(top) && (limit <= 0 || n < limit) && top[n].w >= min {
 			n++
 		}
-		out := make([]*Edge, n)
+		out := make([]*edgeRec, n)
 		for i := range out {
-			out[i] = &s.rec(top[i].n).Edge
+			out[i] = s.rec(top[i].n)
 		}
 		return out
 	}
@@ -362,11 +379,7 @@ func (s *edgeSet) neighbours(c string, min float64, limit int) []*Edge {
 	if limit > 0 && len(recs) > limit {
 		recs = recs[:limit]
 	}
-	out := make([]*Edge, len(recs))
-	for i, r := range recs {
-		out[i] = &r.Edge
-	}
-	return out
+	return recs
 }
 
 // frozenEdges is a copy of the edge rows and the concept names they use, to

@@ -84,12 +84,18 @@ func (s *refEdges) sorted() []Edge {
 	return out
 }
 
-func derefEdges(list []*Edge) []Edge {
+// view returns the edges of list with their names, as callers see them.
+func (s *edgeSet) view(list []*edgeRec) []Edge {
 	out := make([]Edge, len(list))
-	for i, e := range list {
-		out[i] = *e
+	for i, r := range list {
+		out[i] = s.edge(r)
 	}
 	return out
+}
+
+// sameEdge reports whether the stored r is the reference's w.
+func (s *edgeSet) sameEdge(r *edgeRec, w *Edge) bool {
+	return (r == nil) == (w == nil) && (r == nil || s.edge(r) == *w)
 }
 
 func sameEdges(got, want []Edge) bool {
@@ -160,7 +166,7 @@ func TestEdgeSetMatchesReference(t *testing.T) {
 					outcome := rng.Float64()*2 - 1
 					has := rng.IntN(2) == 0
 					e, w := got.touch(a, b, eta, outcome, has, at), ref.touch(a, b, eta, outcome, has, at)
-					if (e == nil) != (w == nil) || e != nil && *e != *w {
+					if !got.sameEdge(e, w) {
 						t.Fatalf("step %d: touch(%q, %q) = %+v, want %+v", step, a, b, e, w)
 					}
 				}
@@ -171,7 +177,7 @@ func TestEdgeSetMatchesReference(t *testing.T) {
 			}
 			restored := newEdgeSet()
 			for _, e := range got.sorted() {
-				restored.link(e)
+				restored.link(&e)
 			}
 			checkEdges(t, &restored, ref, rng, name)
 		})
@@ -183,17 +189,17 @@ func checkEdges(t *testing.T, got *edgeSet, ref *refEdges, rng *rand.Rand, name 
 	if got.count != ref.count {
 		t.Fatalf("count %d, want %d", got.count, ref.count)
 	}
-	if g, w := derefEdges(got.sorted()), ref.sorted(); !sameEdges(g, w) {
+	if g, w := got.sorted(), ref.sorted(); !sameEdges(g, w) {
 		t.Fatalf("sorted edges differ: %d vs %d", len(g), len(w))
 	}
 	for range 500 {
 		a, b := name(), name()
-		if e, w := got.get(a, b), ref.adj[a][b]; (e == nil) != (w == nil) || e != nil && *e != *w {
+		if e, w := got.get(a, b), ref.adj[a][b]; !got.sameEdge(e, w) {
 			t.Fatalf("get(%q, %q) = %+v, want %+v", a, b, e, w)
 		}
 		min := []float64{0, 0.05, 0.1, 0.3, 2}[rng.IntN(5)]
 		limit := []int{0, 1, 3, 10, edgeTop, edgeTop + 1, 500}[rng.IntN(7)]
-		g, w := derefEdges(got.neighbours(a, min, limit)), ref.neighbours(a, min, limit)
+		g, w := got.view(got.neighbours(a, min, limit)), ref.neighbours(a, min, limit)
 		if !sameEdges(g, w) {
 			t.Fatalf("neighbours(%q, %v, %d):\n got %v\nwant %v", a, min, limit, g, w)
 		}
@@ -207,12 +213,12 @@ func checkEdges(t *testing.T, got *edgeSet, ref *refEdges, rng *rand.Rand, name 
 // slab grows through its doubling chunks and past them.
 func TestEdgeSlabPointersStable(t *testing.T) {
 	s := newEdgeSet()
-	var first []*Edge
+	var first []*edgeRec
 	for i := range 3000 {
 		first = append(first, s.touch("a", fmt.Sprintf("b%05d", i), writeEta, 0, false, 1))
 	}
 	for i, e := range first {
-		if got := s.get("a", fmt.Sprintf("b%05d", i)); got != e || e.B != fmt.Sprintf("b%05d", i) {
+		if got := s.get("a", fmt.Sprintf("b%05d", i)); got != e || s.edge(e).B != fmt.Sprintf("b%05d", i) {
 			t.Fatalf("edge %d moved or changed: %p %+v, want %p", i, got, got, e)
 		}
 	}
@@ -220,12 +226,12 @@ func TestEdgeSlabPointersStable(t *testing.T) {
 
 // sorted returns the edges in snapshot order (by the names of A, then B),
 // as a snapshot's encoder sees them.
-func (s *edgeSet) sorted() []*Edge {
+func (s *edgeSet) sorted() []Edge {
 	fe := s.freeze()
 	fe.sort()
-	out := make([]*Edge, len(fe.recs))
+	out := make([]Edge, len(fe.recs))
 	for i := range fe.recs {
-		out[i] = &fe.recs[i].Edge
+		out[i] = s.edge(&fe.recs[i])
 	}
 	return out
 }

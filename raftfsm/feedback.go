@@ -12,7 +12,7 @@ func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 		return res
 	}
 	outcome := clamp(c.Outcome, -1, 1)
-	touched := make(map[*Edge]bool)
+	touched := make(map[*edgeRec]bool)
 	sum := 0.0
 	seen := make(map[ID]bool, len(c.IDs))
 	for _, id := range c.IDs {

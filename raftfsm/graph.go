@@ -28,7 +28,7 @@ func (f *FSM) Graph(req *GraphRequest) GraphResult {
 	if t == nil {
 		return res
 	}
-	seen := make(map[*Edge]bool)
+	seen := make(map[*edgeRec]bool)
 	visited := make(map[string]bool)
 	frontier := make([]string, 0, len(req.Seeds))
 	for _, s := range req.Seeds {
@@ -52,8 +52,9 @@ func (f *FSM) Graph(req *GraphRequest) GraphResult {
 				}
 				seen[e] = true
 				taken++
-				res.Edges = append(res.Edges, *e)
-				for _, o := range [2]string{e.A, e.B} {
+				ed := t.edges.edge(e)
+				res.Edges = append(res.Edges, ed)
+				for _, o := range [2]string{ed.A, ed.B} {
 					if !visited[o] {
 						visited[o] = true
 						next = append(next, o)

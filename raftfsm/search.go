@@ -669,9 +669,9 @@ func (s *search) expand() ([]string, map[string]float64) {
 			if taken >= maxExpandPerSeed {
 				break
 			}
-			other := e.A
+			other, b := s.t.edges.ends(e)
 			if other == q {
-				other = e.B
+				other = b
 			}
 			if query[other] {
 				continue

@@ -132,9 +132,9 @@ func (fr *frozen) encode(out func(chunk []byte)) {
 		t.edges.sort()
 		e.uvarint(uint64(len(t.edges.recs)))
 		for i := range t.edges.recs {
-			ed := &t.edges.recs[i].Edge
-			e.str(ed.A)
-			e.str(ed.B)
+			ed := &t.edges.recs[i]
+			e.str(t.edges.names[ed.id[0]])
+			e.str(t.edges.names[ed.id[1]])
 			e.f64(ed.Weight)
 			e.varint(ed.Count)
 			e.f64(ed.Valence)
