@@ -29,9 +29,14 @@ const (
 	DefaultTimeout = 10 * time.Second
 
 	snapshotsRetained = 2
-	logCacheSize      = 512
-	transportMaxPool  = 3
-	transportTimeout  = 10 * time.Second
+	// logCacheSize is how many recent log entries each group keeps in
+	// memory for replication. An entry is up to maxBatchBytes (a 500-item
+	// batch carries ~750 KB of vectors), so 512 held ~100 MB after a
+	// million batched writes and could hold gigabytes; followers that lag
+	// further read the log store (memory-mapped).
+	logCacheSize     = 64
+	transportMaxPool = 3
+	transportTimeout = 10 * time.Second
 )
 
 // GroupConfig configures one Raft group.
