@@ -159,6 +159,14 @@ func (d *dec) str() string {
 	return s
 }
 
+// view is str's bytes, not copied: valid as long as the decoded buffer.
+func (d *dec) view() []byte {
+	n := d.count(1)
+	v := d.b[:n:n]
+	d.b = d.b[n:]
+	return v
+}
+
 func (d *dec) bytes() []byte {
 	n := d.count(1)
 	if n == 0 {

@@ -23,6 +23,14 @@ func (c *conceptIDs) intern(s string) int32 {
 	return id
 }
 
+// internBytes is intern of string(b), which it copies only when new.
+func (c *conceptIDs) internBytes(b []byte) int32 {
+	if id, ok := c.ids[string(b)]; ok {
+		return id
+	}
+	return c.intern(string(b))
+}
+
 // lookup returns the id of s, if it has one.
 func (c *conceptIDs) lookup(s string) (int32, bool) {
 	id, ok := c.ids[s]

@@ -192,10 +192,11 @@ func (s *edgeSet) add(r edgeRec, ia, ib int32) int32 {
 	return n
 }
 
-// link stores an edge read from a snapshot.
-func (s *edgeSet) link(e *Edge) {
-	ia, ib := s.concepts.intern(e.A), s.concepts.intern(e.B)
-	n := s.add(edgeRec{Weight: e.Weight, Count: e.Count, Valence: e.Valence, UpdatedAt: e.UpdatedAt}, ia, ib)
+// link stores an edge read from a snapshot: r's figures between the
+// concepts named a and b (bytes of the snapshot, copied only for a concept
+// not seen before).
+func (s *edgeSet) link(a, b []byte, r edgeRec) {
+	n := s.add(r, s.concepts.internBytes(a), s.concepts.internBytes(b))
 	s.reweigh(s.rec(n), n, 0, true)
 }
 

@@ -177,7 +177,8 @@ func TestEdgeSetMatchesReference(t *testing.T) {
 			}
 			restored := newEdgeSet()
 			for _, e := range got.sorted() {
-				restored.link(&e)
+				restored.link([]byte(e.A), []byte(e.B),
+					edgeRec{Weight: e.Weight, Count: e.Count, Valence: e.Valence, UpdatedAt: e.UpdatedAt})
 			}
 			checkEdges(t, &restored, ref, rng, name)
 		})

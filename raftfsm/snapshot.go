@@ -149,7 +149,7 @@ func (fr *frozen) encode(out func(chunk []byte)) {
 
 // Restore replaces all state with the snapshot's.
 func (f *FSM) Restore(r io.Reader) error {
-	b, err := io.ReadAll(r)
+	b, err := readAll(r)
 	if err != nil {
 		return fmt.Errorf("cannot read snapshot: %w", err)
 	}
@@ -186,10 +186,10 @@ func decodeState(b []byte) (map[string]*tenant, int, error) {
 		}
 		t.lastCreated = last
 		edges := d.count(1)
+		t.edges.pairs = make(map[uint64]int32, edges)
 		for j := 0; j < edges && d.err == nil; j++ {
-			e := &Edge{A: d.str(), B: d.str(), Weight: d.f64(), Count: d.varint(),
-				Valence: d.f64(), UpdatedAt: d.varint()}
-			t.edges.link(e)
+			a, b := d.view(), d.view()
+			t.edges.link(a, b, edgeRec{Weight: d.f64(), Count: d.varint(), Valence: d.f64(), UpdatedAt: d.varint()})
 		}
 		idem := d.count(1)
 		for j := 0; j < idem && d.err == nil; j++ {

@@ -20,7 +20,8 @@ import (
 // envelope (group commit). Snapshot is called with no Apply running and must
 // be fast (capture state); the returned write function runs later,
 // concurrently with Apply, and must not touch live state. Restore discards
-// all state and replaces it with the snapshot's.
+// all state and replaces it with the snapshot's; its reader may have a
+// Size() int64 method telling how many bytes it holds.
 type StateMachine interface {
 	Apply(index uint64, cmd []byte) any
 	Snapshot() (func(w io.Writer) error, error)
@@ -46,6 +47,10 @@ type fsmAdapter struct {
 	// sinceSnap counts the command bytes applied since the last snapshot
 	// or restore (Group.snapshotBySize).
 	sinceSnap atomic.Int64
+	// restoreSize is the size of the snapshot raft restores as the group
+	// opens (the newest on disk; 0 when none), so the state machine can
+	// read it into one buffer: raft's reader does not tell.
+	restoreSize atomic.Int64
 
 	mu      sync.Mutex
 	waiters map[chan struct{}]uint64 // closed once lastCmd reaches the index
@@ -112,7 +117,11 @@ func (a *fsmAdapter) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return err
 	}
-	if err := a.sm.Restore(rc); err != nil {
+	var r io.Reader = rc
+	if n := a.restoreSize.Swap(0); n > snapshotHeaderLen {
+		r = sizedReader{rc, n - snapshotHeaderLen}
+	}
+	if err := a.sm.Restore(r); err != nil {
 		return fmt.Errorf("cannot restore state machine: %w", err)
 	}
 	a.setApplied(lastCmd)
@@ -201,6 +210,15 @@ func writeSnapshotHeader(w io.Writer, lastCmd uint64) error {
 	_, err := w.Write(b[:])
 	return err
 }
+
+// sizedReader tells the state machine how many bytes its snapshot holds
+// (Size, a hint: the reader still runs to its end).
+type sizedReader struct {
+	io.Reader
+	n int64
+}
+
+func (r sizedReader) Size() int64 { return r.n }
 
 func readSnapshotHeader(r io.Reader) (lastCmd uint64, err error) {
 	var b [snapshotHeaderLen]byte

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,19 +174,24 @@ func TestCloseSnapshotsGrownLog(t *testing.T) {
 	tests := []struct {
 		name      string
 		writes    int
+		size      int // bytes of each write's value
 		wantSnaps bool
 	}{
-		{"grown by a quarter", 30, true},
-		{"barely grown", 3, false},
+		{"grown by a quarter", 30, 1, true},
+		{"barely grown", 3, 1, false},
+		// Few entries, but a quarter of SnapshotBytes: a restart would
+		// replay them all through apply.
+		{"grown by bytes", 3, 2 << 10, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			n := newTestNode(t, "n1", dir)
-			g := startGroup(t, n, GroupConfig{ID: 5, Bootstrap: true, SnapshotThreshold: 100}, newKV())
+			cfg := GroupConfig{ID: 5, Bootstrap: true, SnapshotThreshold: 100, SnapshotBytes: 16 << 10}
+			g := startGroup(t, n, cfg, newKV())
 			waitLeader(t, g)
 			for i := range tt.writes {
-				propose(t, g, fmt.Sprintf("k=%d", i))
+				propose(t, g, fmt.Sprintf("k=%d%s", i, strings.Repeat("x", tt.size)))
 			}
 			if err := n.Close(); err != nil {
 				t.Fatalf("Close: %v", err)
