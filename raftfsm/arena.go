@@ -13,7 +13,7 @@ import (
 // holds at least codedRows/4 rows, and always when it holds codedRows or
 // more, which is when searches and the write gate use them. They are
 // derived state: a function of each row's vector, so not in snapshots;
-// restore rebuilds them as it re-inserts the rows.
+// restore rebuilds them once the rows are back (encodeCoded).
 type domainIndex struct {
 	name    string // the domain's name; its atoms share this string
 	blocks  []arenaBlock
