@@ -185,7 +185,9 @@ func decodeState(b []byte) (map[string]*tenant, int, error) {
 			return nil, 0, err
 		}
 		t.lastCreated = last
-		edges := d.count(1)
+		// An edge takes at least two name lengths, two f64s and two varints:
+		// a count that cannot fit is refused before the map is sized by it.
+		edges := d.count(2 + 8 + 1 + 8 + 1)
 		t.edges.pairs = make(map[uint64]int32, edges)
 		for j := 0; j < edges && d.err == nil; j++ {
 			a, b := d.view(), d.view()
