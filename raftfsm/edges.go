@@ -93,6 +93,9 @@ type edgeSet struct {
 	top      [][]topEntry // concept id -> its strongest edges, before order
 	inTop    []uint64     // bit 2n+side: edge n is in the top list of its A (0), of its B (1)
 	count    int
+	// shared[k] is set while a snapshot may still read slab chunk k
+	// (freeze): the next touch of one of its edges copies the chunk first.
+	shared []bool
 }
 
 func newEdgeSet() edgeSet {
@@ -103,12 +106,28 @@ func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b
 
 // rec returns edge n.
 func (s *edgeSet) rec(n int32) *edgeRec {
+	k, i := chunkOf(n)
+	return &s.slab[k][i]
+}
+
+// chunkOf returns the slab chunk of edge n and its place in it.
+func chunkOf(n int32) (k, i int) {
 	if n < edgeGeometric {
 		k := bits.Len32(uint32(n)>>edgeChunkMinBits+1) - 1
-		return &s.slab[k][int(n)-(1<<k-1)<<edgeChunkMinBits]
+		return k, int(n) - (1<<k-1)<<edgeChunkMinBits
 	}
 	m := int(n) - edgeGeometric
-	return &s.slab[edgeChunkMaxBits-edgeChunkMinBits+m>>edgeChunkMaxBits][m&(1<<edgeChunkMaxBits-1)]
+	return edgeChunkMaxBits - edgeChunkMinBits + m>>edgeChunkMaxBits, m & (1<<edgeChunkMaxBits - 1)
+}
+
+// own copies edge n's chunk if a snapshot may still read it, before the
+// edge changes. Pointers into the old chunk then see the snapshot's
+// figures; callers hold an edge's pointer only within one command or read.
+func (s *edgeSet) own(n int32) {
+	if k, _ := chunkOf(n); k < len(s.shared) && s.shared[k] {
+		s.slab[k] = slices.Clone(s.slab[k])
+		s.shared[k] = false
+	}
 }
 
 func (s *edgeSet) get(a, b string) *edgeRec {
@@ -142,8 +161,10 @@ func (s *edgeSet) touch(a, b string, eta, outcome float64, hasOutcome bool, at i
 // sorting first.
 func (s *edgeSet) touchIDs(ia, ib int32, eta, outcome float64, hasOutcome bool, at int64) *edgeRec {
 	n, ok := s.pairs[pairKey(ia, ib)]
-	if !ok {
-		n = s.add(edgeRec{}, ia, ib)
+	if ok {
+		s.own(n)
+	} else {
+		n = s.add(edgeRec{}, ia, ib) // a slot no snapshot reads
 	}
 	r := s.rec(n)
 	old := r.Weight
@@ -392,26 +413,44 @@ func (s *edgeSet) neighbours(c string, min float64, limit int) []*edgeRec {
 	return recs
 }
 
-// frozenEdges is a copy of the edge rows and the concept names they use, to
-// be sorted without the state's lock.
+// frozenEdges is the edge rows as a snapshot saw them (the slab's chunks,
+// the first count rows) and the concept names they use, to be copied and
+// sorted without the state's lock.
 type frozenEdges struct {
-	recs  []edgeRec
-	names []string // concept id -> name: append-only, so this view stays valid
+	chunks [][]edgeRec
+	count  int
+	names  []string // concept id -> name: append-only, so this view stays valid
 }
 
-// freeze copies the edge rows, chunk by chunk, in creation order.
-func (s *edgeSet) freeze() frozenEdges {
-	fe := frozenEdges{recs: make([]edgeRec, 0, s.count), names: s.concepts.names}
-	for _, chunk := range s.slab {
-		fe.recs = append(fe.recs, chunk[:min(len(chunk), s.count-len(fe.recs))]...)
+// freeze returns the edge rows as they are. With share it marks every
+// chunk shared, so a later touch copies a chunk before changing a row in
+// it (own) and the view stays valid after the lock is released; a new
+// edge goes to a slot past count, which the view does not read. Without
+// share the caller must hold the lock until it has read the rows.
+func (s *edgeSet) freeze(share bool) frozenEdges {
+	if share {
+		s.shared = slices.Grow(s.shared[:0], len(s.slab))[:len(s.slab)]
+		for k := range s.shared {
+			s.shared[k] = true
+		}
 	}
-	return fe
+	return frozenEdges{chunks: slices.Clone(s.slab), count: s.count, names: s.concepts.names}
 }
 
-// sort orders the rows by the names of A, then B (each edge's A is the
-// lesser name): the concepts are ranked by name once, then the rows sort
-// by integer keys.
-func (fe frozenEdges) sort() {
+// rows copies the rows in creation order.
+func (fe frozenEdges) rows() []edgeRec {
+	recs := make([]edgeRec, 0, fe.count)
+	for _, chunk := range fe.chunks {
+		recs = append(recs, chunk[:min(len(chunk), fe.count-len(recs))]...)
+	}
+	return recs
+}
+
+// sorted copies the rows ordered by the names of A, then B (each edge's A
+// is the lesser name): the concepts are ranked by name once, then the rows
+// sort by integer keys.
+func (fe frozenEdges) sorted() []edgeRec {
+	recs := fe.rows()
 	byName := make([]int32, len(fe.names))
 	for i := range byName {
 		byName[i] = int32(i)
@@ -421,9 +460,10 @@ func (fe frozenEdges) sort() {
 	for r, id := range byName {
 		rank[id] = int32(r)
 	}
-	slices.SortFunc(fe.recs, func(x, y edgeRec) int {
+	slices.SortFunc(recs, func(x, y edgeRec) int {
 		return cmp.Compare(pairKey(rank[x.id[0]], rank[x.id[1]]), pairKey(rank[y.id[0]], rank[y.id[1]]))
 	})
+	return recs
 }
 
 // coactivateWithin adds the small within-atom increment for every pair of an

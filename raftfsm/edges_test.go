@@ -228,11 +228,10 @@ func TestEdgeSlabPointersStable(t *testing.T) {
 // sorted returns the edges in snapshot order (by the names of A, then B),
 // as a snapshot's encoder sees them.
 func (s *edgeSet) sorted() []Edge {
-	fe := s.freeze()
-	fe.sort()
-	out := make([]Edge, len(fe.recs))
-	for i := range fe.recs {
-		out[i] = s.edge(&fe.recs[i])
+	recs := s.freeze(false).sorted()
+	out := make([]Edge, len(recs))
+	for i := range recs {
+		out[i] = s.edge(&recs[i])
 	}
 	return out
 }

@@ -68,7 +68,7 @@ type frozenTenant struct {
 	lastCreated int64
 	feed        []Atom      // copies, in feed order
 	vecs        [][]float32 // feed[i]'s vector; nil for secrets
-	edges       frozenEdges // copies, sorted when encoded
+	edges       frozenEdges // the slab's chunks, copied and sorted when encoded
 	rest        []byte      // idempotency records, room and chat, encoded
 }
 
@@ -96,7 +96,7 @@ func (f *FSM) freeze(share bool) *frozen {
 				d.shared = true
 			}
 		}
-		ft.edges = t.edges.freeze()
+		ft.edges = t.edges.freeze(share)
 		e := enc{}
 		idem := t.sortedIdem()
 		e.uvarint(uint64(len(idem)))
@@ -129,10 +129,10 @@ func (fr *frozen) encode(out func(chunk []byte)) {
 			e.f32s(t.vecs[j])
 			e.cut(out)
 		}
-		t.edges.sort()
-		e.uvarint(uint64(len(t.edges.recs)))
-		for i := range t.edges.recs {
-			ed := &t.edges.recs[i]
+		recs := t.edges.sorted()
+		e.uvarint(uint64(len(recs)))
+		for i := range recs {
+			ed := &recs[i]
 			e.str(t.edges.names[ed.id[0]])
 			e.str(t.edges.names[ed.id[1]])
 			e.f64(ed.Weight)
