@@ -140,9 +140,9 @@ func TestProposerLoneCommandIsPlain(t *testing.T) {
 			t.Fatalf("entry %d = %q, want the plain command", i, got)
 		}
 	}
-	if n := p.senders(); n != 0 {
-		t.Fatalf("%d senders left running", n)
-	}
+	// A sender hands out its result before it leaves: wait for it to go
+	// (a sender that stayed would fail this after waitFor's deadline).
+	waitFor(t, "the sender to stop", func() bool { return p.senders() == 0 })
 }
 
 func TestProposerWrapsMarkerCommand(t *testing.T) {
