@@ -78,6 +78,17 @@ func f32Bytes(v []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
 }
 
+// getF32s decodes len(v) little-endian float32s from b into v.
+func getF32s(v []float32, b []byte) {
+	if littleEndian {
+		copy(f32Bytes(v), b[:4*len(v)])
+		return
+	}
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+}
+
 // dec reads what enc wrote. The first failure is kept in err and every later
 // read returns zero values, so decoders check err once at the end.
 type dec struct {
@@ -221,13 +232,7 @@ func (d *dec) f32s() []float32 {
 		return nil
 	}
 	v := make([]float32, n)
-	if littleEndian {
-		copy(f32Bytes(v), d.b[:n*4])
-	} else {
-		for i := range v {
-			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(d.b[i*4:]))
-		}
-	}
+	getF32s(v, d.b)
 	d.b = d.b[n*4:]
 	return v
 }

@@ -352,17 +352,8 @@ func (s *edgeSet) rebuildTop(c int32) {
 	s.top[c] = top
 }
 
-// compare is before as a comparison function (one edge set's names rank
-// the ties, so it is a method, not compareBy of a plain function).
-func (s *edgeSet) compare(x, y *edgeRec) int {
-	switch {
-	case s.before(x, y):
-		return -1
-	case s.before(y, x):
-		return 1
-	}
-	return 0
-}
+// compare is before as a comparison function.
+func (s *edgeSet) compare(x, y *edgeRec) int { return compareBy(s.before)(x, y) }
 
 // compareBy turns a strict order into a comparison function for
 // slices.SortFunc.

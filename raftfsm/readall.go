@@ -1,6 +1,7 @@
 package raftfsm
 
 import (
+	"bytes"
 	"errors"
 	"io"
 )
@@ -26,23 +27,14 @@ func readAll(r io.Reader) ([]byte, error) {
 	return readChunked(r)
 }
 
-// readSized reads r into a buffer of capacity n+1 (so its end is seen
-// without growing), grown only if r holds more than n bytes.
+// readSized reads r into a buffer with room for n bytes and the read that
+// finds the end (bytes.MinRead), grown only if r holds more than n bytes.
 func readSized(r io.Reader, n int64) ([]byte, error) {
-	b := make([]byte, 0, n+1)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		m, err := r.Read(b[len(b):cap(b)])
-		b = b[:len(b)+m]
-		switch {
-		case errors.Is(err, io.EOF):
-			return b, nil
-		case err != nil:
-			return nil, err
-		}
+	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead))
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, err
 	}
+	return buf.Bytes(), nil
 }
 
 // readChunked reads r in doubling chunks and joins them.

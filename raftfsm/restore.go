@@ -1,9 +1,7 @@
 package raftfsm
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 )
 
 // restoreAtoms reads a tenant's atoms with their vectors (snapshot order,
@@ -49,13 +47,7 @@ func (t *tenant) restoreAtoms(d *dec, dim int) error {
 		if dm.rows == nil {
 			dm.reserve(rows[dm.name], dim)
 		}
-		if littleEndian {
-			copy(f32Bytes(vec), p.raw)
-		} else {
-			for i := range vec {
-				vec[i] = math.Float32frombits(binary.LittleEndian.Uint32(p.raw[4*i:]))
-			}
-		}
+		getF32s(vec, p.raw)
 		dm.addRow(p.a, vec)
 	}
 	encodeCoded(t.domains, dim)
