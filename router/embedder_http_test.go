@@ -100,8 +100,9 @@ func newHTTPEmbedderServer(t *testing.T, f *fakeEmbeddings) *testServer {
 	ts.cl = cl
 	ts.URL = "http://" + ln.Addr().String()
 	ts.Base = ts.URL + "/api/v1"
-	ts.srv = router.New(router.Config{PublicURL: ts.URL, Logger: log}, cl, emb)
-	go func() { _ = ts.srv.Serve(ln) }()
+	srv := router.New(router.Config{PublicURL: ts.URL, Logger: log}, cl, emb)
+	ts.srv = srv
+	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(ts.stop)
 	org, raw, _, err := router.CreateOrg(ctx, cl, "default", "")
 	if err != nil {

@@ -94,9 +94,9 @@ func (n *node) start(ln net.Listener) {
 	n.cl = cl
 	cfg := n.opts
 	cfg.PublicURL, cfg.Logger = "http://"+n.addr, testLogger()
-	n.srv = chat.New(cfg, cl)
-	n.URL = cfg.PublicURL
-	go func() { _ = n.srv.Serve(ln) }()
+	srv := chat.New(cfg, cl)
+	n.srv, n.URL = srv, cfg.PublicURL
+	go func() { _ = srv.Serve(ln) }() // not n.srv: a restart replaces it
 	n.stopped = false
 }
 

@@ -113,6 +113,10 @@ func (w *wsConn) shutdown() {
 	})
 }
 
+// retire waits for a shutdown in progress and makes later ones do
+// nothing: the connection is about to be closed and handed back.
+func (w *wsConn) retire() { w.once.Do(func() {}) }
+
 // stream is one connection's position in one room.
 type stream struct {
 	s      *Server
@@ -128,11 +132,18 @@ type stream struct {
 func (st *stream) run(ws *websocket.Conn) {
 	ctx, cancel := context.WithCancel(context.Background())
 	st.conn = &wsConn{ws: ws, cancel: cancel}
+	read := make(chan struct{})
 	defer func() {
+		// fasthttp reuses the connection's state once this handler
+		// returns: a shutdown's close frame and the reader must be done
+		// with it first.
 		cancel()
+		st.conn.retire()
 		_ = ws.Close()
+		<-read
 	}()
 	if !st.s.conns.add(st.conn) {
+		close(read)
 		return
 	}
 	defer st.s.conns.remove(st.conn)
@@ -140,6 +151,7 @@ func (st *stream) run(ws *websocket.Conn) {
 	defer realtimeConnections.Dec()
 	ws.SetReadLimit(4096)
 	go func() { // reads (and drops) client frames so pings, pongs and close are handled
+		defer close(read)
 		defer cancel()
 		for {
 			if _, _, err := ws.ReadMessage(); err != nil {

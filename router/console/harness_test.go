@@ -78,8 +78,9 @@ func startNode(t *testing.T, o nodeOpts) *node {
 		n.Mail = startMailbox(t)
 		cfg.SMTPURL, cfg.MailFrom = "smtp://"+n.Mail.addr, "hebb <noreply@hebb.test>"
 	}
-	n.srv = router.New(cfg, cl, emb)
-	go func() { _ = n.srv.Serve(ln) }()
+	srv := router.New(cfg, cl, emb)
+	n.srv = srv
+	go func() { _ = srv.Serve(ln) }()
 	org, key, _, err := router.CreateOrg(ctx, cl, "default", "")
 	if err != nil {
 		t.Fatal(err)
