@@ -78,17 +78,6 @@ func (d *domainIndex) dotAll(vec []float32, dim int, scores []float32) {
 	}
 }
 
-// reserve allocates an empty domain's blocks for n rows at their final
-// size (restore knows the count, and adds exactly n rows next).
-func (d *domainIndex) reserve(n, dim int) {
-	if len(d.blocks) == 0 {
-		for k := 0; k*arenaRows < n; k++ {
-			d.blocks = append(d.blocks, arenaBlock{vecs: make([]float32, 0, min(n-k*arenaRows, arenaRows)*dim)})
-		}
-	}
-	d.rows = slices.Grow(d.rows, n)
-}
-
 func (d *domainIndex) add(a *Atom, vec []float32) {
 	b := d.addRow(a, vec)
 	switch {

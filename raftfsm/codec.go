@@ -90,10 +90,13 @@ func getF32s(v []float32, b []byte) {
 }
 
 // dec reads what enc wrote. The first failure is kept in err and every later
-// read returns zero values, so decoders check err once at the end.
+// read returns zero values, so decoders check err once at the end. b holds
+// the bytes not yet decoded: all of them, or with src the part of a stream
+// read so far (src.fill reads on as decoders need more).
 type dec struct {
 	b   []byte
 	err error
+	src *window
 }
 
 func (d *dec) fail(what string) {
@@ -103,8 +106,21 @@ func (d *dec) fail(what string) {
 	d.b = nil
 }
 
+// has reports whether the next k bytes are in b, reading on if need be.
+func (d *dec) has(k int) bool {
+	return len(d.b) >= k || d.src != nil && d.src.fill(d, k)
+}
+
+// left is how many bytes are still to decode.
+func (d *dec) left() int {
+	if d.src != nil {
+		return len(d.b) + int(d.src.left)
+	}
+	return len(d.b)
+}
+
 func (d *dec) u8() uint8 {
-	if len(d.b) < 1 {
+	if !d.has(1) {
 		d.fail("byte")
 		return 0
 	}
@@ -114,6 +130,7 @@ func (d *dec) u8() uint8 {
 }
 
 func (d *dec) uvarint() uint64 {
+	d.has(binary.MaxVarintLen64) // fewer only at the end
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
 		d.fail("uvarint")
@@ -124,6 +141,7 @@ func (d *dec) uvarint() uint64 {
 }
 
 func (d *dec) varint() int64 {
+	d.has(binary.MaxVarintLen64)
 	v, n := binary.Varint(d.b)
 	if n <= 0 {
 		d.fail("varint")
@@ -134,7 +152,7 @@ func (d *dec) varint() int64 {
 }
 
 func (d *dec) f64() float64 {
-	if len(d.b) < 8 {
+	if !d.has(8) {
 		d.fail("float64")
 		return 0
 	}
@@ -156,47 +174,41 @@ func (d *dec) n(max int) int {
 // each, and fails unless that many fit in what is left after the prefix.
 func (d *dec) count(size int) int {
 	v := d.uvarint()
-	if v > uint64(len(d.b)/size) {
+	if v > uint64(d.left()/size) {
 		d.fail("length")
 		return 0
 	}
 	return int(v)
 }
 
-func (d *dec) str() string {
-	n := d.count(1)
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
-}
-
-// view is str's bytes, not copied: valid as long as the decoded buffer.
-func (d *dec) view() []byte {
-	n := d.count(1)
+// next returns the next n bytes, not copied: valid until b is read on
+// twice more (window.fill); nil when they are not there.
+func (d *dec) next(n int, what string) []byte {
+	if !d.has(n) {
+		d.fail(what)
+		return nil
+	}
 	v := d.b[:n:n]
 	d.b = d.b[n:]
 	return v
 }
+
+func (d *dec) str() string { return string(d.view()) }
+
+// view is str's bytes, not copied (see next).
+func (d *dec) view() []byte { return d.next(d.count(1), "string") }
 
 func (d *dec) bytes() []byte {
 	n := d.count(1)
 	if n == 0 {
 		return nil
 	}
-	p := make([]byte, n)
-	copy(p, d.b[:n])
-	d.b = d.b[n:]
-	return p
+	return slices.Clone(d.next(n, "bytes"))
 }
 
 func (d *dec) id() ID {
 	var id ID
-	if len(d.b) < 16 {
-		d.fail("id")
-		return id
-	}
-	copy(id[:], d.b[:16])
-	d.b = d.b[16:]
+	copy(id[:], d.next(16, "id"))
 	return id
 }
 
@@ -231,8 +243,11 @@ func (d *dec) f32s() []float32 {
 	if n == 0 {
 		return nil
 	}
+	b := d.next(4*n, "vector")
+	if b == nil {
+		return nil
+	}
 	v := make([]float32, n)
-	getF32s(v, d.b)
-	d.b = d.b[n*4:]
+	getF32s(v, b)
 	return v
 }

@@ -214,10 +214,9 @@ func (s *edgeSet) add(r edgeRec, ia, ib int32) int32 {
 }
 
 // link stores an edge read from a snapshot: r's figures between the
-// concepts named a and b (bytes of the snapshot, copied only for a concept
-// not seen before).
-func (s *edgeSet) link(a, b []byte, r edgeRec) {
-	n := s.add(r, s.concepts.internBytes(a), s.concepts.internBytes(b))
+// concepts a and b (ids in the concept table).
+func (s *edgeSet) link(a, b int32, r edgeRec) {
+	n := s.add(r, a, b)
 	s.reweigh(s.rec(n), n, 0, true)
 }
 

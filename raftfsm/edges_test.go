@@ -177,7 +177,7 @@ func TestEdgeSetMatchesReference(t *testing.T) {
 			}
 			restored := newEdgeSet()
 			for _, e := range got.sorted() {
-				restored.link([]byte(e.A), []byte(e.B),
+				restored.link(restored.concepts.intern(e.A), restored.concepts.intern(e.B),
 					edgeRec{Weight: e.Weight, Count: e.Count, Valence: e.Valence, UpdatedAt: e.UpdatedAt})
 			}
 			checkEdges(t, &restored, ref, rng, name)

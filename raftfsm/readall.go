@@ -1,7 +1,6 @@
 package raftfsm
 
 import (
-	"bytes"
 	"errors"
 	"io"
 )
@@ -13,32 +12,13 @@ const (
 	readChunkMax = 64 << 20
 )
 
-// readAll reads r to its end into one buffer. A snapshot is gigabytes at a
-// million atoms, and io.ReadAll regrows and copies its buffer dozens of
-// times on the way: zeroing and faulting in those buffers, with the
-// collector waiting on them, was most of a 50 s restart at 1M atoms. When
-// r tells its size (a Size() int64 method; the shard's restore at start
-// does) the buffer is allocated once; otherwise r is read in chunks that
-// are joined once at the end.
+// readAll reads r to its end into one buffer: in chunks that double from
+// readChunkMin to readChunkMax, joined once at the end. A snapshot is
+// gigabytes at a million atoms, and io.ReadAll regrows and copies its buffer
+// dozens of times on the way (zeroing and faulting in those buffers, with
+// the collector waiting on them, was most of a 50 s restart at 1M atoms).
+// Snapshots of a known size are not read whole at all (window).
 func readAll(r io.Reader) ([]byte, error) {
-	if s, ok := r.(interface{ Size() int64 }); ok && s.Size() > 0 {
-		return readSized(r, s.Size())
-	}
-	return readChunked(r)
-}
-
-// readSized reads r into a buffer with room for n bytes and the read that
-// finds the end (bytes.MinRead), grown only if r holds more than n bytes.
-func readSized(r io.Reader, n int64) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead))
-	if _, err := buf.ReadFrom(r); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-// readChunked reads r in doubling chunks and joins them.
-func readChunked(r io.Reader) ([]byte, error) {
 	var chunks [][]byte
 	total := 0
 	for size := readChunkMin; ; size = min(2*size, readChunkMax) {

@@ -147,13 +147,21 @@ func (fr *frozen) encode(out func(chunk []byte)) {
 	out(e.b)
 }
 
-// Restore replaces all state with the snapshot's.
+// Restore replaces all state with the snapshot's. When r tells its size
+// (a Size() int64 method, as the shard's snapshot store does) the snapshot
+// is decoded as it is read; otherwise it is read whole first.
 func (f *FSM) Restore(r io.Reader) error {
-	b, err := readAll(r)
-	if err != nil {
-		return fmt.Errorf("cannot read snapshot: %w", err)
+	var d *dec
+	if s, ok := r.(interface{ Size() int64 }); ok && s.Size() > 0 {
+		d = streamDec(r, s.Size(), windowBytes)
+	} else {
+		b, err := readAll(r)
+		if err != nil {
+			return fmt.Errorf("cannot read snapshot: %w", err)
+		}
+		d = &dec{b: b}
 	}
-	tenants, dim, err := decodeState(b)
+	tenants, dim, err := decodeFrom(d)
 	if err != nil {
 		return err
 	}
@@ -167,11 +175,16 @@ func (f *FSM) Restore(r io.Reader) error {
 	return nil
 }
 
-func decodeState(b []byte) (map[string]*tenant, int, error) {
-	if len(b) < len(snapshotMagic)+1 || string(b[:len(snapshotMagic)]) != snapshotMagic {
+func decodeState(b []byte) (map[string]*tenant, int, error) { return decodeFrom(&dec{b: b}) }
+
+func decodeFrom(d *dec) (map[string]*tenant, int, error) {
+	magic := d.next(len(snapshotMagic), "magic")
+	if d.err != nil {
+		return nil, 0, fmt.Errorf("%w: %w", ErrSnapshot, d.err)
+	}
+	if string(magic) != snapshotMagic {
 		return nil, 0, fmt.Errorf("%w: missing magic", ErrSnapshot)
 	}
-	d := &dec{b: b[len(snapshotMagic):]}
 	if v := d.u8(); v != snapshotVersion {
 		return nil, 0, fmt.Errorf("%w: unknown version %d", ErrSnapshot, v)
 	}
@@ -190,7 +203,8 @@ func decodeState(b []byte) (map[string]*tenant, int, error) {
 		edges := d.count(2 + 8 + 1 + 8 + 1)
 		t.edges.pairs = make(map[uint64]int32, edges)
 		for j := 0; j < edges && d.err == nil; j++ {
-			a, b := d.view(), d.view()
+			a := t.edges.concepts.internBytes(d.view())
+			b := t.edges.concepts.internBytes(d.view())
 			t.edges.link(a, b, edgeRec{Weight: d.f64(), Count: d.varint(), Valence: d.f64(), UpdatedAt: d.varint()})
 		}
 		idem := d.count(1)
@@ -203,10 +217,10 @@ func decodeState(b []byte) (map[string]*tenant, int, error) {
 		tenants[t.id] = t
 	}
 	if d.err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", ErrSnapshot, d.err)
+		return nil, 0, fmt.Errorf("%w: %w", ErrSnapshot, d.err)
 	}
-	if len(d.b) != 0 {
-		return nil, 0, fmt.Errorf("%w: %d trailing bytes", ErrSnapshot, len(d.b))
+	if len(d.b) != 0 || d.src != nil && d.src.trailing() {
+		return nil, 0, fmt.Errorf("%w: trailing bytes", ErrSnapshot)
 	}
 	return tenants, dim, nil
 }

@@ -233,14 +233,24 @@ func TestRestoreRejectsGarbage(t *testing.T) {
 	for _, tc := range tests {
 		f := goldenFSM(t)
 		before := f.StateHash()
-		err := f.Restore(bytes.NewReader(tc.b))
-		if !errors.Is(err, ErrSnapshot) {
-			t.Fatalf("%s (%d bytes): error %v, want ErrSnapshot", tc.name, len(tc.b), err)
-		}
-		if f.StateHash() != before {
-			t.Fatalf("%s: a failed restore changed the state", tc.name)
+		for _, r := range restoreReaders(tc.b) {
+			err := f.Restore(r)
+			if !errors.Is(err, ErrSnapshot) {
+				t.Fatalf("%s (%d bytes, %T): error %v, want ErrSnapshot", tc.name, len(tc.b), r, err)
+			}
+			if f.StateHash() != before {
+				t.Fatalf("%s: a failed restore changed the state", tc.name)
+			}
 		}
 	}
+	t.Run("size told wrong", func(t *testing.T) {
+		for _, n := range []int64{1, int64(len(valid)) - 1, int64(len(valid)) + 1, 10 * int64(len(valid))} {
+			err := New(testDim).Restore(sizedReader{bytes.NewReader(valid), n})
+			if !errors.Is(err, ErrSnapshot) {
+				t.Fatalf("size %d of %d: error %v, want ErrSnapshot", n, len(valid), err)
+			}
+		}
+	})
 	t.Run("dimension mismatch", func(t *testing.T) {
 		err := New(testDim + 1).Restore(bytes.NewReader(valid))
 		if !errors.Is(err, ErrSnapshot) {
@@ -248,9 +258,12 @@ func TestRestoreRejectsGarbage(t *testing.T) {
 		}
 	})
 	t.Run("read error", func(t *testing.T) {
-		err := New(testDim).Restore(iotest.ErrReader(io.ErrUnexpectedEOF))
-		if !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("error %v", err)
+		boom := errors.New("disk on fire")
+		for _, r := range []io.Reader{iotest.ErrReader(boom), sizedReader{iotest.ErrReader(boom), 100},
+			sizedReader{io.MultiReader(bytes.NewReader(valid[:len(valid)/2]), iotest.ErrReader(boom)), int64(len(valid))}} {
+			if err := New(testDim).Restore(r); !errors.Is(err, boom) {
+				t.Fatalf("%T: error %v", r, err)
+			}
 		}
 	})
 	t.Run("write error", func(t *testing.T) {
@@ -259,6 +272,42 @@ func TestRestoreRejectsGarbage(t *testing.T) {
 			t.Fatalf("error %v", err)
 		}
 	})
+}
+
+// restoreReaders are b read as a stream (a reader that tells its size) and
+// read whole (one that does not).
+func restoreReaders(b []byte) []io.Reader {
+	return []io.Reader{bytes.NewReader(b), struct{ io.Reader }{bytes.NewReader(b)}}
+}
+
+// sizedReader tells n as its size, whatever r holds.
+type sizedReader struct {
+	io.Reader
+	n int64
+}
+
+func (r sizedReader) Size() int64 { return r.n }
+
+// TestStreamingRestore decodes a snapshot as a stream in windows from one
+// byte up, so fills land on every boundary: the state is the one decoded
+// from the whole bytes.
+func TestStreamingRestore(t *testing.T) {
+	b := snapshotBytes(t, goldenFSM(t))
+	tenants, dim, err := decodeState(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (&FSM{dim: dim, tenants: tenants}).encodeState()
+	for _, size := range []int{1, 2, 3, 7, 64, 1000, len(b) - 1, len(b), 2 * len(b)} {
+		r := iotest.HalfReader(bytes.NewReader(b)) // short reads too
+		got, gdim, err := decodeFrom(streamDec(r, int64(len(b)), size))
+		if err != nil {
+			t.Fatalf("window %d: %v", size, err)
+		}
+		if s := (&FSM{dim: gdim, tenants: got}).encodeState(); !bytes.Equal(s, want) {
+			t.Fatalf("window %d: the state differs from the whole decode", size)
+		}
+	}
 }
 
 type failWriter struct{}
@@ -305,16 +354,24 @@ func TestRestoreCorruptionNeverPanics(t *testing.T) {
 }
 
 // checkDecodeState asserts that decodeState either fails with ErrSnapshot
-// or yields a state whose encoding is a fixed point of decode∘encode.
+// or yields a state whose encoding is a fixed point of decode∘encode, and
+// that decoding the bytes as a stream, in small windows, does the same.
 func checkDecodeState(t testing.TB, b []byte) {
 	tenants, dim, err := decodeState(b)
+	streamed, sdim, serr := decodeFrom(streamDec(bytes.NewReader(b), int64(len(b)), 5))
+	if (err == nil) != (serr == nil) {
+		t.Fatalf("decoding whole: %v; streaming: %v", err, serr)
+	}
 	if err != nil {
-		if !errors.Is(err, ErrSnapshot) {
-			t.Fatalf("error %v does not wrap ErrSnapshot", err)
+		if !errors.Is(err, ErrSnapshot) || !errors.Is(serr, ErrSnapshot) {
+			t.Fatalf("errors %v, %v do not wrap ErrSnapshot", err, serr)
 		}
 		return
 	}
 	once := (&FSM{dim: dim, tenants: tenants}).encodeState()
+	if s := (&FSM{dim: sdim, tenants: streamed}).encodeState(); !bytes.Equal(s, once) {
+		t.Fatal("a streamed decode differs from a whole one")
+	}
 	tenants2, dim2, err := decodeState(once)
 	if err != nil {
 		t.Fatalf("re-encoded state does not decode: %v", err)

@@ -47,10 +47,6 @@ type fsmAdapter struct {
 	// sinceSnap counts the command bytes applied since the last snapshot
 	// or restore (Group.snapshotBySize).
 	sinceSnap atomic.Int64
-	// restoreSize is the size of the snapshot raft restores as the group
-	// opens (the newest on disk; 0 when none), so the state machine can
-	// read it into one buffer: raft's reader does not tell.
-	restoreSize atomic.Int64
 
 	mu      sync.Mutex
 	waiters map[chan struct{}]uint64 // closed once lastCmd reaches the index
@@ -118,7 +114,7 @@ func (a *fsmAdapter) Restore(rc io.ReadCloser) error {
 		return err
 	}
 	var r io.Reader = rc
-	if n := a.restoreSize.Swap(0); n > snapshotHeaderLen {
+	if n, ok := sizeOf(rc); ok && n > snapshotHeaderLen {
 		r = sizedReader{rc, n - snapshotHeaderLen}
 	}
 	if err := a.sm.Restore(r); err != nil {
@@ -211,14 +207,48 @@ func writeSnapshotHeader(w io.Writer, lastCmd uint64) error {
 	return err
 }
 
-// sizedReader tells the state machine how many bytes its snapshot holds
-// (Size, a hint: the reader still runs to its end).
+// sizedReader tells the state machine how many bytes its snapshot holds,
+// so it can decode the snapshot as it reads (raftfsm.FSM.Restore).
 type sizedReader struct {
 	io.Reader
 	n int64
 }
 
 func (r sizedReader) Size() int64 { return r.n }
+
+// sizedStore is a snapshot store whose readers tell their snapshot's size
+// (from its metadata): raft's own do not.
+type sizedStore struct{ raft.SnapshotStore }
+
+func (s sizedStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
+	meta, rc, err := s.SnapshotStore.Open(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return meta, sizedReadCloser{rc, meta.Size}, nil
+}
+
+// sizeOf is the size a sizedStore's reader tells, through the wrappers
+// raft puts around it (its restore counts the bytes read).
+func sizeOf(rc io.ReadCloser) (int64, bool) {
+	for {
+		if s, ok := rc.(interface{ Size() int64 }); ok {
+			return s.Size(), true
+		}
+		w, ok := rc.(interface{ WrappedReadCloser() io.ReadCloser })
+		if !ok {
+			return 0, false
+		}
+		rc = w.WrappedReadCloser()
+	}
+}
+
+type sizedReadCloser struct {
+	io.ReadCloser
+	n int64
+}
+
+func (r sizedReadCloser) Size() int64 { return r.n }
 
 func readSnapshotHeader(r io.Reader) (lastCmd uint64, err error) {
 	var b [snapshotHeaderLen]byte

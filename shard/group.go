@@ -169,10 +169,7 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	}
 	label := groupLabel(cfg.ID)
 	fsm := newFSMAdapter(sm, label)
-	if metas, err := snaps.List(); err == nil && len(metas) > 0 {
-		fsm.restoreSize.Store(metas[0].Size) // raft restores the newest first
-	}
-	r, err := raft.NewRaft(rc, fsm, logs, store, snaps, trans)
+	r, err := raft.NewRaft(rc, fsm, logs, store, sizedStore{snaps}, trans)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start raft: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,6 +209,39 @@ func TestCloseSnapshotsGrownLog(t *testing.T) {
 				t.Fatalf("snapshot taken on close = %v, want %v", got, tt.wantSnaps)
 			}
 		})
+	}
+}
+
+// TestRestartRestoreTellsSize restarts a group from its snapshot: raft
+// hands the state machine a reader of its own that tells the size of the
+// state (the snapshot file less the header), so raftfsm can decode the
+// snapshot as it reads it instead of reading it whole first.
+func TestRestartRestoreTellsSize(t *testing.T) {
+	dir := t.TempDir()
+	cfg := GroupConfig{ID: 2, Bootstrap: true, SnapshotThreshold: 100}
+	n := newTestNode(t, "n1", dir)
+	g := startGroup(t, n, cfg, newKV())
+	waitLeader(t, g)
+	for i := range 30 {
+		propose(t, g, fmt.Sprintf("k=%d", i))
+	}
+	if err := n.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	snaps, err := raft.NewFileSnapshotStore(filepath.Join(dir, "raft", "group-2"), 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metas, err := snaps.List()
+	if err != nil || len(metas) == 0 {
+		t.Fatalf("no snapshot on close: %v", err)
+	}
+	sm := newKV()
+	startGroup(t, newTestNode(t, "n1", dir), cfg, sm)
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	if want := metas[0].Size - snapshotHeaderLen; !slices.Equal(sm.sizes, []int64{want}) || sm.data["k"] != "29" {
+		t.Fatalf("restores saw sizes %v and k=%q, want [%d] and 29", sm.sizes, sm.data["k"], want)
 	}
 }
 

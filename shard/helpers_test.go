@@ -20,6 +20,7 @@ type kvSM struct {
 	mu       sync.Mutex
 	data     map[string]string
 	restores int
+	sizes    []int64 // what each restore's reader told of its size; -1 nothing
 }
 
 type kvResult struct {
@@ -49,6 +50,13 @@ func (s *kvSM) Snapshot() (func(io.Writer) error, error) {
 }
 
 func (s *kvSM) Restore(r io.Reader) error {
+	size := int64(-1)
+	if sr, ok := r.(interface{ Size() int64 }); ok {
+		size = sr.Size()
+	}
+	s.mu.Lock()
+	s.sizes = append(s.sizes, size)
+	s.mu.Unlock()
 	data := make(map[string]string)
 	if err := json.NewDecoder(r).Decode(&data); err != nil {
 		return err
