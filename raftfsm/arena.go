@@ -82,6 +82,7 @@ func (d *domainIndex) add(a *Atom, vec []float32) {
 	b := d.addRow(a, vec)
 	switch {
 	case b.codes != nil:
+		b.codes.Reserve(cap(b.vecs) / len(vec)) // grows with the rows
 		b.codes.Append(vec)
 	case d.coded():
 		d.encodeAll(len(vec))
@@ -117,6 +118,7 @@ func (d *domainIndex) encodeAll(dim int) {
 // encode gives the block the codes of its rows.
 func (b *arenaBlock) encode(dim int) {
 	b.codes = vecmath.NewCodes(quantizer(dim))
+	b.codes.Reserve(len(b.vecs) / dim)
 	for j := range len(b.vecs) / dim {
 		b.codes.Append(b.vecs[j*dim : (j+1)*dim])
 	}

@@ -3,6 +3,7 @@ package vecmath
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // blockRows is how many rows share one block of 1-bit codes: the scan
@@ -62,6 +63,22 @@ func (c *Codes) Bytes() int {
 
 func (c *Codes) blockBytes() int { return blockRows * c.q.pdim / 8 }
 func (c *Codes) nibBytes() int   { return c.q.pdim / 2 }
+
+// Reserve makes room for rows rows in all, so the Appends up to them do
+// not regrow the codes (regrowing copies them a handful of times on the way
+// to a full arena block).
+func (c *Codes) Reserve(rows int) {
+	if rows <= c.n {
+		return
+	}
+	blocks := (rows + blockRows - 1) / blockRows
+	c.bits = slices.Grow(c.bits, blocks*c.blockBytes()-len(c.bits))
+	c.c1 = slices.Grow(c.c1, blocks*blockRows-len(c.c1))
+	c.sd1 = slices.Grow(c.sd1, blocks*blockRows-len(c.sd1))
+	c.nib = slices.Grow(c.nib, rows*c.nibBytes()-len(c.nib))
+	c.s4 = slices.Grow(c.s4, rows-len(c.s4))
+	c.nrm = slices.Grow(c.nrm, rows-len(c.nrm))
+}
 
 // Append encodes vec (length Dim) as row Len().
 func (c *Codes) Append(vec []float32) {

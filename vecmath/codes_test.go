@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // codesOf encodes rows afresh.
@@ -67,6 +68,32 @@ func TestCodesFollowSwapRemove(t *testing.T) {
 	equalCodes(t, c, NewCodes(q))
 	if c.Bytes() == 0 {
 		t.Fatal("Bytes counts no memory")
+	}
+}
+
+// TestCodesReserve: the rows Reserve made room for append without moving
+// the codes, and the codes are those of appends without it.
+func TestCodesReserve(t *testing.T) {
+	const dim = 100
+	q := NewQuantizer(dim)
+	r := newRand(5)
+	var rows [][]float32
+	c := NewCodes(q)
+	for _, upTo := range []int{3, 40, 41, 70} {
+		c.Reserve(upTo)
+		c.Reserve(len(rows)) // no room needed: nothing changes
+		at := [...]any{unsafe.SliceData(c.bits), unsafe.SliceData(c.nib), unsafe.SliceData(c.c1),
+			unsafe.SliceData(c.sd1), unsafe.SliceData(c.s4), unsafe.SliceData(c.nrm)}
+		for len(rows) < upTo {
+			rows = append(rows, randUnit(r, dim))
+			c.Append(rows[len(rows)-1])
+		}
+		now := [...]any{unsafe.SliceData(c.bits), unsafe.SliceData(c.nib), unsafe.SliceData(c.c1),
+			unsafe.SliceData(c.sd1), unsafe.SliceData(c.s4), unsafe.SliceData(c.nrm)}
+		if at != now {
+			t.Fatalf("appending up to %d reserved rows moved the codes", upTo)
+		}
+		equalCodes(t, c, codesOf(q, rows))
 	}
 }
 
