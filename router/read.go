@@ -42,7 +42,6 @@ type searchPlan struct {
 	query         string
 	queryConcepts []string
 	timings       bool
-	room          string
 }
 
 func boolOr(p *bool, def bool) bool {

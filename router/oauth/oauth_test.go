@@ -158,7 +158,7 @@ const testRedirect = "http://127.0.0.1:7777/callback"
 
 // client is a registered public client with a PKCE pair.
 type client struct {
-	id, secret          string
+	id                  string
 	verifier, challenge string
 }
 

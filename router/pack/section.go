@@ -28,15 +28,6 @@ var sectionTitles = map[Section]string{
 // Title is the section's heading in the rendered text.
 func (s Section) Title() string { return sectionTitles[s] }
 
-func (s Section) rank() int {
-	for i, o := range SectionOrder() {
-		if o == s {
-			return i
-		}
-	}
-	return len(SectionOrder())
-}
-
 // Memory is what Classify looks at.
 type Memory struct {
 	Content  string
