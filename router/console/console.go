@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hebbdb/hebb/cluster"
+	"github.com/hebbdb/hebb/router/ratelimit"
 )
 
 // Base is the path the console is served under.
@@ -70,7 +71,7 @@ type Console struct {
 	log     *slog.Logger
 	mail    Mailer // nil: mail off
 	pages   *pages
-	limits  *limiter
+	limits  *ratelimit.Limiter
 	handler http.Handler
 	secure  bool // cookies get the Secure attribute
 }
@@ -84,7 +85,7 @@ func New(cfg Config, b Backend) (*Console, error) {
 		cfg.SessionTTL = 14 * 24 * time.Hour
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	c := &Console{cfg: cfg, b: b, log: cfg.Logger, limits: newLimiter(time.Now),
+	c := &Console{cfg: cfg, b: b, log: cfg.Logger, limits: ratelimit.New(limitWindow, limiterMaxKeys, time.Now),
 		secure: strings.HasPrefix(cfg.PublicURL, "https://")}
 	switch {
 	case cfg.Mailer != nil:

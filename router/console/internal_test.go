@@ -4,7 +4,6 @@ import (
 	"net/mail"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -52,29 +51,6 @@ func TestSafeNext(t *testing.T) {
 	f("/\\evil.example", "/console")
 	f("https://evil.example", "/console")
 	f("/console\r\nSet-Cookie: x", "/console")
-}
-
-func TestLimiter(t *testing.T) {
-	now := time.Unix(1000, 0)
-	l := newLimiter(func() time.Time { return now })
-	for range 3 {
-		l.add("k")
-	}
-	if b, _ := l.blocked("k", 3); !b {
-		t.Fatal("not blocked at the limit")
-	}
-	if b, _ := l.blocked("k", 4); b {
-		t.Fatal("blocked under the limit")
-	}
-	now = now.Add(limitWindow)
-	if b, _ := l.blocked("k", 3); b {
-		t.Fatal("still blocked after the window")
-	}
-	l.add("k")
-	l.reset("k")
-	if b, _ := l.blocked("k", 1); b {
-		t.Fatal("blocked after reset")
-	}
 }
 
 func TestMessageHeadersCannotBeInjected(t *testing.T) {

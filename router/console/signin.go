@@ -3,12 +3,12 @@ package console
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/hebbdb/hebb/cluster"
+	"github.com/hebbdb/hebb/router/ratelimit"
 )
 
 // authForm is the data of the sign-in and sign-up pages.
@@ -27,13 +27,15 @@ func (f authForm) KeyFallback() string {
 	return f.Next + "&signin=key"
 }
 
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// Sign-in rate limits: failures allowed per window, per e-mail address and
+// per client address, on each node (package ratelimit).
+const (
+	limitWindow     = 15 * time.Minute
+	maxEmailFails   = 5
+	maxAddressFails = 30
+	maxSignUps      = 10 // per client address and window
+	limiterMaxKeys  = 100_000
+)
 
 func (c *Console) signInPage(w http.ResponseWriter, r *http.Request, v *view) {
 	next := safeNext(r.URL.Query().Get("next"))
@@ -50,7 +52,7 @@ func (c *Console) signInPage(w http.ResponseWriter, r *http.Request, v *view) {
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request, v *view) {
 	form := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), Next: safeNext(r.PostFormValue("next"))}
 	v.Title, v.Data = "Sign in", form
-	emailKey, addrKey := "e:"+cluster.NormalizeEmail(form.Email), "a:"+clientAddr(r)
+	emailKey, addrKey := "e:"+cluster.NormalizeEmail(form.Email), "a:"+ratelimit.ClientAddr(r)
 	if wait, ok := c.limited(emailKey, maxEmailFails, addrKey, maxAddressFails); ok {
 		v.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", span(wait+time.Minute))
 		c.render(w, http.StatusTooManyRequests, "signin", v)
@@ -66,13 +68,13 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request, v *view) {
 		c.log.Error("console: stored password hash unreadable", "user", u.ID, "err", err)
 	}
 	if !found || !ok || len(u.Orgs) == 0 {
-		c.limits.add(emailKey)
-		c.limits.add(addrKey)
+		c.limits.Add(emailKey)
+		c.limits.Add(addrKey)
 		v.Error = "That e-mail address and password do not match."
 		c.render(w, http.StatusUnauthorized, "signin", v)
 		return
 	}
-	c.limits.reset(emailKey)
+	c.limits.Reset(emailKey)
 	if err := c.startSession(r.Context(), w, r, u.ID, u.Orgs[0].OrgID); err != nil {
 		c.log.Error("console: cannot start session", "err", err)
 		c.fail(w, r, v, http.StatusServiceUnavailable, "The service is unavailable; try again in a moment.")
@@ -85,7 +87,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request, v *view) {
 // and how long until it is not.
 func (c *Console) limited(pairs ...any) (time.Duration, bool) {
 	for i := 0; i+1 < len(pairs); i += 2 {
-		if b, wait := c.limits.blocked(pairs[i].(string), pairs[i+1].(int)); b {
+		if b, wait := c.limits.Blocked(pairs[i].(string), pairs[i+1].(int)); b {
 			return wait, true
 		}
 	}
@@ -107,7 +109,7 @@ func (c *Console) signUp(w http.ResponseWriter, r *http.Request, v *view) {
 	form := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), OrgName: strings.TrimSpace(r.PostFormValue("org_name")),
 		Next: safeNext(r.PostFormValue("next"))}
 	v.Title, v.Data = "Create your account", form
-	addrKey := "s:" + clientAddr(r)
+	addrKey := "s:" + ratelimit.ClientAddr(r)
 	if wait, ok := c.limited(addrKey, maxSignUps); ok {
 		v.Error = fmt.Sprintf("Too many accounts created from here. Try again in %s.", span(wait+time.Minute))
 		c.render(w, http.StatusTooManyRequests, "signup", v)
@@ -138,7 +140,7 @@ func (c *Console) signUp(w http.ResponseWriter, r *http.Request, v *view) {
 		c.fail(w, r, v, http.StatusServiceUnavailable, "The service is unavailable; try again in a moment.")
 		return
 	}
-	c.limits.add(addrKey)
+	c.limits.Add(addrKey)
 	if err := c.startSession(r.Context(), w, r, u.ID, u.Orgs[0].OrgID); err != nil {
 		c.log.Error("console: cannot start session", "err", err)
 		c.fail(w, r, v, http.StatusServiceUnavailable, "The service is unavailable; try again in a moment.")

@@ -29,6 +29,10 @@
 //   - The signing key is made once per cluster (the first SetKey wins) and
 //     also keys the HMAC of the short-lived sign-in ticket, so a ticket made
 //     on one node is accepted by another.
+//   - Registration is unauthenticated and every client is a replicated
+//     record, so one client address registers at most maxRegistrations
+//     clients per registerWindow on each node (429 temporarily_unavailable
+//     with Retry-After); clients never used are swept after a day.
 //   - Errors of the OAuth endpoints use the OAuth shape
 //     ({error, error_description}, RFC 6749 §5.2), which OAuth clients parse;
 //     unknown paths answer the service's usual error envelope.

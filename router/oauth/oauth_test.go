@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -245,6 +246,30 @@ func TestMetadata(t *testing.T) {
 	}
 	if st, m, _, _ := e.get("/oauth/nothing"); st != 404 || m["code"] != "NOT_FOUND" {
 		t.Errorf("unknown path: %d %v", st, m)
+	}
+}
+
+// TestRegistrationRateLimit: one address registers at most maxRegistrations
+// clients per window; refused registrations store nothing and do not count.
+func TestRegistrationRateLimit(t *testing.T) {
+	e := newEnv(t)
+	for range 30 {
+		if st, _ := e.register(map[string]any{"client_name": "no redirect"}); st != http.StatusBadRequest {
+			t.Fatalf("invalid registration: %d", st)
+		}
+	}
+	valid := map[string]any{"redirect_uris": []string{testRedirect}, "token_endpoint_auth_method": "none"}
+	for i := range maxRegistrations {
+		if st, m := e.register(valid); st != http.StatusCreated {
+			t.Fatalf("registration %d of %d: %d %v", i+1, maxRegistrations, st, m)
+		}
+	}
+	b, _ := json.Marshal(valid)
+	req, _ := http.NewRequest("POST", e.ts.URL+"/oauth/register", strings.NewReader(string(b)))
+	st, m, h, _ := e.do(req)
+	retry, _ := strconv.Atoi(h.Get("Retry-After"))
+	if st != http.StatusTooManyRequests || m["error"] != "temporarily_unavailable" || retry < 1 || retry > int(registerWindow.Seconds())+1 {
+		t.Fatalf("registration over the limit: %d %v, Retry-After %q", st, m, h.Get("Retry-After"))
 	}
 }
 

@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hebbdb/hebb/cluster"
+	"github.com/hebbdb/hebb/router/ratelimit"
 )
 
 // Bounds of a registration.
@@ -20,6 +22,15 @@ const (
 	maxURILen       = 2000
 	maxClientName   = 200
 	maxFormBytes    = 64 << 10
+)
+
+// Registrations a client address may make per window on one node: an
+// unauthenticated endpoint whose every call is a replicated record (swept
+// only once unused for a day) must not let one address fill the meta group.
+const (
+	maxRegistrations = 20
+	registerWindow   = 15 * time.Minute
+	registerMaxKeys  = 100_000
 )
 
 // registration is the part of RFC 7591 client metadata this server reads;
@@ -33,6 +44,13 @@ type registration struct {
 }
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	addr := ratelimit.ClientAddr(r)
+	if blocked, wait := s.regs.Blocked(addr, maxRegistrations); blocked {
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		writeOAuthError(w, errorf(http.StatusTooManyRequests, "temporarily_unavailable",
+			"Too many client registrations from this address; retry later"))
+		return
+	}
 	var req registration
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxFormBytes))
 	if err != nil || json.Unmarshal(body, &req) != nil {
@@ -49,6 +67,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		secret = newSecret(secretPrefix)
 		client.SecretHash = hashSecret(secret)
 	}
+	s.regs.Add(addr) // valid registrations count: rejected ones store nothing
 	if _, err := s.propose(r.Context(), cluster.EncodeOAuthRegisterClient(cluster.OAuthRegisterClient{
 		Client: client, Now: client.CreatedAt})); err != nil {
 		s.log.Error("oauth register", "err", err)

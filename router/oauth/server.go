@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hebbdb/hebb/cluster"
+	"github.com/hebbdb/hebb/router/ratelimit"
 )
 
 // Scopes the server grants (interface §5 item 4).
@@ -89,6 +90,8 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 
+	regs *ratelimit.Limiter // registrations per client address
+
 	mu  sync.Mutex
 	sig *signer // loaded on first use
 }
@@ -99,7 +102,8 @@ func New(cfg Config, b Backend) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, backend: b, log: cfg.Logger, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, backend: b, log: cfg.Logger, mux: http.NewServeMux(),
+		regs: ratelimit.New(registerWindow, registerMaxKeys, time.Now)}
 	s.routes()
 	return s
 }
