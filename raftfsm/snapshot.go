@@ -155,7 +155,7 @@ func (f *FSM) Restore(r io.Reader) error {
 	if s, ok := r.(interface{ Size() int64 }); ok && s.Size() > 0 {
 		d = streamDec(r, s.Size(), windowBytes)
 	} else {
-		b, err := readAll(r)
+		b, err := io.ReadAll(r) // not the shard's restore: small snapshots
 		if err != nil {
 			return fmt.Errorf("cannot read snapshot: %w", err)
 		}
@@ -174,8 +174,6 @@ func (f *FSM) Restore(r io.Reader) error {
 	f.tenants = tenants
 	return nil
 }
-
-func decodeState(b []byte) (map[string]*tenant, int, error) { return decodeFrom(&dec{b: b}) }
 
 func decodeFrom(d *dec) (map[string]*tenant, int, error) {
 	magic := d.next(len(snapshotMagic), "magic")

@@ -353,6 +353,8 @@ func TestRestoreCorruptionNeverPanics(t *testing.T) {
 	}
 }
 
+func decodeState(b []byte) (map[string]*tenant, int, error) { return decodeFrom(&dec{b: b}) }
+
 // checkDecodeState asserts that decodeState either fails with ErrSnapshot
 // or yields a state whose encoding is a fixed point of decode∘encode, and
 // that decoding the bytes as a stream, in small windows, does the same.

@@ -115,7 +115,7 @@ func (a *fsmAdapter) Restore(rc io.ReadCloser) error {
 	}
 	var r io.Reader = rc
 	if n, ok := sizeOf(rc); ok && n > snapshotHeaderLen {
-		r = sizedReader{rc, n - snapshotHeaderLen}
+		r = sizedReadCloser{rc, n - snapshotHeaderLen} // the state's bytes
 	}
 	if err := a.sm.Restore(r); err != nil {
 		return fmt.Errorf("cannot restore state machine: %w", err)
@@ -207,15 +207,6 @@ func writeSnapshotHeader(w io.Writer, lastCmd uint64) error {
 	return err
 }
 
-// sizedReader tells the state machine how many bytes its snapshot holds,
-// so it can decode the snapshot as it reads (raftfsm.FSM.Restore).
-type sizedReader struct {
-	io.Reader
-	n int64
-}
-
-func (r sizedReader) Size() int64 { return r.n }
-
 // sizedStore is a snapshot store whose readers tell their snapshot's size
 // (from its metadata): raft's own do not.
 type sizedStore struct{ raft.SnapshotStore }
@@ -243,6 +234,8 @@ func sizeOf(rc io.ReadCloser) (int64, bool) {
 	}
 }
 
+// sizedReadCloser tells how many bytes it holds, so the state machine can
+// decode its snapshot as it reads it (raftfsm.FSM.Restore).
 type sizedReadCloser struct {
 	io.ReadCloser
 	n int64
