@@ -106,6 +106,9 @@ func TestThreeNodesReplicateAndFailOver(t *testing.T) {
 	t.Run("followers refuse", func(t *testing.T) {
 		for id := range uint32(2) {
 			leader := c.leader(t, id, c.nodes)
+			if leader.Group(id).soleVoter() {
+				t.Errorf("group %d: the leader of three voters is its sole voter", id)
+			}
 			for _, n := range c.nodes {
 				if n == leader {
 					continue

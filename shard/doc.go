@@ -36,7 +36,8 @@
 //   - A connection for a group that is not started is closed; raft retries, so
 //     groups may be started in any order (data groups after the meta group).
 //   - ReadIndex never writes to the Raft log in the steady state: one barrier
-//     per leadership term, then a leadership check and a wait for the local
+//     per leadership term, then a leadership check (skipped when this node is
+//     the only voter of its latest configuration) and a wait for the local
 //     StateMachine to catch up with the commit index.
 //   - The data of a command entry is one command (every entry written before
 //     group commit is) or an envelope, whose first byte is 0xFF. No command

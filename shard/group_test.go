@@ -36,6 +36,9 @@ func TestSingleNodeBootstrap(t *testing.T) {
 	if got := g.AppliedIndex(); got != second.Index {
 		t.Fatalf("AppliedIndex() = %d, want %d", got, second.Index)
 	}
+	if !g.soleVoter() {
+		t.Fatal("soleVoter() = false in a group of one voter")
+	}
 	if err := g.ReadIndex(testCtx(t)); err != nil {
 		t.Fatalf("ReadIndex: %v", err)
 	}
