@@ -230,6 +230,5 @@ func (c *Codes) encode(i int, vec []float32) {
 }
 
 func int4Code(x, step float32) byte {
-	k := int(math.Round(float64(x / step)))
-	return byte(max(-int4Max, min(int4Max, k)) + int4Max)
+	return byte(max(-int4Max, min(int4Max, roundHalfAway(x/step))) + int4Max)
 }

@@ -143,6 +143,18 @@ func maxAbs(v []float32) float32 {
 	return m
 }
 
+// roundHalfAway is int(math.Round(float64(x))) for a finite x, without
+// math.Round's bit surgery: a float32 widened to float64 plus or minus 0.5
+// is exact (a float32 below n+0.5 lies at least 2⁻²⁵ below it, far above
+// float64's rounding), and the conversion truncates.
+func roundHalfAway(x float32) int {
+	f := float64(x)
+	if f < 0 {
+		return int(f - 0.5)
+	}
+	return int(f + 0.5)
+}
+
 // quantizeTo writes round(v[j]/step) into out, clamped to [-levels, levels],
 // and returns the sum of the integers and of their absolute values. A zero or
 // non-finite step gives zeros.
@@ -151,8 +163,7 @@ func quantizeTo[T int8 | int32](v []float32, step float32, levels int, out []T) 
 	for j, x := range v {
 		var k int
 		if ok {
-			k = int(math.Round(float64(x / step)))
-			k = max(-levels, min(levels, k))
+			k = max(-levels, min(levels, roundHalfAway(x/step)))
 		}
 		out[j] = T(k)
 		sum += int32(k)

@@ -1,9 +1,6 @@
 package vecmath
 
-import (
-	"math"
-	"math/bits"
-)
+import "math"
 
 // codeQuery is a query prepared for both code stages.
 type codeQuery struct {
@@ -62,16 +59,19 @@ func (cq *codeQuery) prepare(q *Quantizer, vec []float32) bool {
 // 2*q5[4p+t] to the entry without it.
 func (cq *codeQuery) buildLUT() {
 	for p := range len(cq.q5) / 4 {
-		lut := cq.lut[32*(p/2)+16*(p%2):][:16]
-		q := cq.q5[4*p : 4*p+4]
+		lut := (*[16]byte)(cq.lut[32*(p/2)+16*(p%2):])
+		q := (*[4]int8)(cq.q5[4*p:])
 		var e0 int
 		for _, v := range q {
 			e0 += max(int(v), -int(v)) - int(v)
 		}
+		// Entries 2^t..2^(t+1)-1 are entries 0..2^t-1 with bit t set.
 		lut[0] = byte(e0)
-		for x := 1; x < 16; x++ {
-			t := bits.TrailingZeros(uint(x))
-			lut[x] = byte(int(lut[x&(x-1)]) + 2*int(q[t]))
+		for t, n := 0, 1; t < 4; t, n = t+1, 2*n {
+			d := byte(2 * int(q[t])) // wraps; every sum lands in [0, 120]
+			for x := range n {
+				lut[n+x] = lut[x] + d
+			}
 		}
 	}
 }
