@@ -25,6 +25,10 @@
 //     discards all previous state, and on error keeps the old state.
 //   - Apply and Restore take the write lock; queries (Org, Settings,
 //     Authenticate, ...) take the read lock and run from many goroutines.
+//   - Queries read the local replica without a barrier. ProposeMeta returns
+//     only once the local replica applied the command (a follower waits for
+//     the leader's read index), so a node answers lookups of what it just
+//     wrote: a follower learns of a commit only with the next append.
 //
 // # API keys
 //

@@ -95,6 +95,10 @@ func (c *Cluster) barrierOnce(ctx context.Context, g *shard.Group) error {
 	return g.WaitIndex(ctx, resp.Index)
 }
 
+// Hosts reports whether this node holds a replica of tenant's group, so
+// that ReadFSM can read it here.
+func (c *Cluster) Hosts(tenant string) bool { return c.hosts(c.groups[c.GroupOf(tenant)]) }
+
 // hosts reports whether this node holds a replica (voter or non-voter) of g.
 func (c *Cluster) hosts(g *shard.Group) bool {
 	voters, nonvoters, err := g.Voters()
@@ -108,10 +112,27 @@ func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, shard.DefaultTimeout)
 }
 
-// ProposeMeta replicates a meta command.
+// ProposeMeta replicates a meta command. Through a node that follows the
+// meta group it returns once the local replica applied the command too, as
+// the leader's does: callers read meta state locally without a barrier
+// (sessions, keys), so a chat session created through a follower was
+// refused by that follower for the few milliseconds its apply lagged. The
+// command is committed when the barrier runs, so a barrier that fails
+// does not fail the call.
 func (c *Cluster) ProposeMeta(ctx context.Context, cmd []byte) (any, error) {
-	return c.propose(ctx, c.metaG, cmd)
+	out, err := c.propose(ctx, c.metaG, cmd)
+	if err == nil && !c.metaG.IsLeader() && c.hosts(c.metaG) {
+		if berr := c.barrier(ctx, c.metaG); berr != nil {
+			c.log.Warn("meta write committed; the local replica may lag", "err", berr)
+		}
+	}
+	return out, err
 }
+
+// SyncMeta returns once the local meta replica has applied every command
+// committed before the call (a read barrier on the meta group): a lookup
+// that missed something another node just wrote finds it after it.
+func (c *Cluster) SyncMeta(ctx context.Context) error { return c.barrier(ctx, c.metaG) }
 
 // Propose replicates cmd in tenant's group.
 func (c *Cluster) Propose(ctx context.Context, tenant string, cmd []byte) (any, error) {

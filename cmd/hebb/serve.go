@@ -76,17 +76,18 @@ func serve(args []string) error {
 		SMTPURL:     cfg.SMTPURL, MailFrom: cfg.MailFrom,
 	}, cl, emb)
 	cl.SetHTTPHandler(srv.ServeRaw)
-	stopChat, err := serveChat(&cfg, cl, log)
+	chatSrv, stopChat, err := serveChat(&cfg, cl, log)
 	if err != nil {
 		_ = ln.Close()
 		_ = cl.Close()
 		return err
 	}
+	if chatSrv != nil {
+		cl.SetHTTPHandler(transportHandler(srv.ServeRaw, chatSrv))
+	}
 	return run(srv, cl, ln, log, &cfg, stopChat)
 }
 
-// serveChat starts the persistence API (router/chat) on --chat-addr, off
-// when empty; the function it returns stops it.
 // newEmbedder builds the --embedder. The http embedder probes its server
 // once to learn the dimension the data dir records, so it must be up.
 func newEmbedder(cfg *serveConfig, log *slog.Logger) (embedder.Embedder, error) {
@@ -112,13 +113,15 @@ func newEmbedder(cfg *serveConfig, log *slog.Logger) (embedder.Embedder, error) 
 	return h, nil
 }
 
-func serveChat(cfg *serveConfig, cl *cluster.Cluster, log *slog.Logger) (func(context.Context), error) {
+// serveChat starts the persistence API (router/chat) on --chat-addr, off
+// (nil) when empty; the function it returns stops it.
+func serveChat(cfg *serveConfig, cl *cluster.Cluster, log *slog.Logger) (*chat.Server, func(context.Context), error) {
 	if cfg.ChatAddr == "" {
-		return func(context.Context) {}, nil
+		return nil, func(context.Context) {}, nil
 	}
 	ln, err := net.Listen("tcp", cfg.ChatAddr)
 	if err != nil {
-		return nil, fmt.Errorf("cannot listen on --chat-addr: %w", err)
+		return nil, nil, fmt.Errorf("cannot listen on --chat-addr: %w", err)
 	}
 	srv := chat.New(cfg.chatConfig(ln.Addr().String(), log), cl)
 	go func() {
@@ -127,11 +130,22 @@ func serveChat(cfg *serveConfig, cl *cluster.Cluster, log *slog.Logger) (func(co
 		}
 	}()
 	log.Info("chat persistence API serving", "addr", "http://"+ln.Addr().String())
-	return func(ctx context.Context) {
+	return srv, func(ctx context.Context) {
 		if err := srv.Shutdown(ctx); err != nil {
 			log.Warn("chat shutdown", "err", err)
 		}
 	}, nil
+}
+
+// transportHandler answers the requests other nodes forward over the node
+// transport: the chat surface's (chat.Forwarded) or the REST API's.
+func transportHandler(rest func([]byte) []byte, ch *chat.Server) func([]byte) []byte {
+	return func(raw []byte) []byte {
+		if chat.Forwarded(raw) {
+			return ch.ServeRaw(raw)
+		}
+		return rest(raw)
+	}
 }
 
 // checkBoot refuses an unsafe reset flag and bootstraps the first org.

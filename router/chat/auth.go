@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -78,12 +79,30 @@ func (s *Server) resolveSession(c *call, raw string) bool {
 		return false
 	}
 	sess, user, ok := s.b.Meta().ChatSession(hashToken(raw), c.now)
+	if !ok && s.syncMeta(c) {
+		// Signed in through another node a moment ago: this replica learns
+		// of the commit with the leader's next append.
+		sess, user, ok = s.b.Meta().ChatSession(hashToken(raw), c.now)
+	}
 	if !ok {
 		return false
 	}
 	c.session, c.user = sess, user
 	c.ids = append([]string{user.ID}, user.Aliases...)
 	return true
+}
+
+// metaSyncer is implemented by a Backend that can bring the local meta
+// replica up to date with the commit index (*cluster.Cluster).
+type metaSyncer interface {
+	SyncMeta(ctx context.Context) error
+}
+
+// syncMeta waits for the local meta replica to apply what was committed
+// before the call; false when the backend cannot or the wait failed.
+func (s *Server) syncMeta(c *call) bool {
+	m, ok := s.b.(metaSyncer)
+	return ok && m.SyncMeta(c.std) == nil
 }
 
 func (s *Server) setCookie(c *call, name, value string, maxAge time.Duration, path string) {

@@ -16,6 +16,10 @@
 //   - Every change is one proposed command; permission checks that depend on
 //     state (participant, owner, author) run inside apply, so concurrent
 //     requests through different nodes cannot pass them together.
+//   - A request about one room runs on a node holding a replica of the
+//     room's group: elsewhere it is forwarded whole, before anything is read
+//     or proposed (forward.go), and a new room's ID is drawn in a group the
+//     node holds when it holds any.
 //   - Reads check participation on a replica after a read barrier; only
 //     participants read or post, a non-participant gets 403 everywhere, an
 //     unknown room 404.

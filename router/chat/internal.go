@@ -16,13 +16,13 @@ import (
 // X-Service-Token or Authorization: Bearer. They skip participant checks.
 func (s *Server) internalRoutes(r *frouter.Router) {
 	r.POST("/internal/messages", s.internal(s.internalPost))
-	r.GET("/internal/rooms/{roomId}", s.internal(s.internalRoom))
-	r.GET("/internal/rooms/{roomId}/messages", s.internal(s.internalMessages))
+	r.GET("/internal/rooms/{roomId}", s.internal(s.hosted(s.internalRoom)))
+	r.GET("/internal/rooms/{roomId}/messages", s.internal(s.hosted(s.internalMessages)))
 	r.GET("/internal/users/{userId}", s.internal(s.internalUser))
 	r.GET("/internal/lobby/rooms", s.internal(s.lobbyRooms))
 	r.POST("/internal/lobby/rooms", s.internal(s.createLobbyRoom))
-	r.PATCH("/internal/lobby/rooms/{roomId}", s.internal(s.updateLobbyRoom))
-	r.DELETE("/internal/lobby/rooms/{roomId}", s.internal(s.deleteLobbyRoom))
+	r.PATCH("/internal/lobby/rooms/{roomId}", s.internal(s.hosted(s.updateLobbyRoom)))
+	r.DELETE("/internal/lobby/rooms/{roomId}", s.internal(s.hosted(s.deleteLobbyRoom)))
 }
 
 func (s *Server) internal(h func(*call) error) fasthttp.RequestHandler {
@@ -139,7 +139,11 @@ func (s *Server) createLobbyRoom(c *call) error {
 	if err := body.check(true, true); err != nil {
 		return err
 	}
-	cmd := body.cmd(raftfsm.ChatCreateRoom, newID(roomPrefix))
+	id, fw, here := s.newRoomID(c)
+	if !here {
+		return s.forward(c, fw, id)
+	}
+	cmd := body.cmd(raftfsm.ChatCreateRoom, id)
 	cmd.Service = true
 	if !cmd.SetVis {
 		cmd.Vis = raftfsm.ChatPublic

@@ -169,7 +169,11 @@ func (s *Server) createRoom(c *call) error {
 	if err := body.check(true, false); err != nil {
 		return err
 	}
-	cmd := body.cmd(raftfsm.ChatCreateRoom, newID(roomPrefix))
+	id, fw, here := s.newRoomID(c)
+	if !here {
+		return s.forward(c, fw, id)
+	}
+	cmd := body.cmd(raftfsm.ChatCreateRoom, id)
 	if !cmd.SetVis {
 		cmd.Vis = raftfsm.ChatPrivate
 	}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+)
+
+// TestE2EForwardWithoutReplica: a node that holds no replica of a group
+// answers requests for it by forwarding them whole, on the REST API and on
+// the chat surface. Two nodes with one replica per group keep every data
+// group on the first, so the second holds none.
+func TestE2EForwardWithoutReplica(t *testing.T) {
+	c := &testCluster{t: t}
+	first := c.add([]string{"--replicas", "1"})
+	second := c.add([]string{"--replicas", "1"})
+	v, ok := second.view()
+	if !ok || len(v.Groups) == 0 {
+		t.Fatalf("cluster view: %v %+v", ok, v)
+	}
+	for _, g := range v.Groups {
+		if slices.Contains(g.Replicas, second.id) {
+			t.Fatalf("group %d has a replica on the second node (%v): the test needs a node without any", g.GroupID, g.Replicas)
+		}
+	}
+
+	t.Run("rest", func(t *testing.T) {
+		st, w := apiDo(client, second.httpAddr, "POST", "/memory/write", map[string]any{"content": "forwarded reads find the atom"})
+		id, _ := w["atom_id"].(string)
+		if st != 200 || id == "" {
+			t.Fatalf("write through the second node: %d %v", st, w)
+		}
+		st, r := apiDo(client, second.httpAddr, "POST", "/memory/read", map[string]any{"query": "forwarded reads"})
+		items, _ := r["items"].([]any)
+		if st != 200 || len(items) == 0 || items[0].(map[string]any)["atom_id"] != id {
+			t.Fatalf("search through the second node: %d %v", st, r)
+		}
+		checkReadable(t, second, []string{id})
+	})
+
+	t.Run("chat", func(t *testing.T) {
+		via := argValue(second.spec.args, "--chat-addr")
+		token := chatSignIn(t, via)
+		ids := map[string]bool{}
+		for i := range 6 { // rooms land in either group; none is held here
+			st, room := chatDo(t, via, token, "POST", "/api/rooms", map[string]any{"name": "forwarded"})
+			id, _ := room["id"].(string)
+			if st != 201 || id == "" {
+				t.Fatalf("create room %d through the second node: %d %v", i, st, room)
+			}
+			ids[id] = true
+			if st, got := chatDo(t, via, token, "GET", "/api/rooms/"+id, nil); st != 200 || got["id"] != id {
+				t.Fatalf("get room through the second node: %d %v", st, got)
+			}
+			if st, msg := chatDo(t, via, token, "POST", "/api/rooms/"+id+"/messages", map[string]any{"content": "hello"}); st != 201 {
+				t.Fatalf("post through the second node: %d %v", st, msg)
+			}
+			st, page := chatDo(t, via, token, "GET", "/api/rooms/"+id+"/messages", nil)
+			if msgs, _ := page["messages"].([]any); st != 200 || len(msgs) != 1 {
+				t.Fatalf("messages through the second node: %d %v", st, page)
+			}
+			if st, got := chatDo(t, argValue(first.spec.args, "--chat-addr"), token, "GET", "/api/rooms/"+id, nil); st != 200 || got["id"] != id {
+				t.Fatalf("the room through the first node: %d %v", st, got)
+			}
+		}
+		if len(ids) != 6 {
+			t.Fatalf("6 creates made %d rooms", len(ids))
+		}
+	})
+
+	t.Run("session through the other node", func(t *testing.T) {
+		// Each node accepts at once a session signed in through the other,
+		// whichever of them leads the meta group.
+		chats := []string{argValue(first.spec.args, "--chat-addr"), argValue(second.spec.args, "--chat-addr")}
+		for i := range 6 {
+			in, use := chats[i%2], chats[1-i%2]
+			token := chatSignIn(t, in)
+			if st, got := chatDo(t, use, token, "GET", "/api/auth/list-sessions", nil); st != 200 {
+				t.Fatalf("round %d: session from %s refused by %s: %d %v", i, in, use, st, got)
+			}
+		}
+	})
+}
+
+// chatSignIn signs in a guest on the chat surface at addr; it returns the
+// session token.
+func chatSignIn(t *testing.T, addr string) string {
+	t.Helper()
+	st, out := chatDo(t, addr, "", "POST", "/api/auth/sign-in/anonymous", map[string]any{})
+	tok, _ := out["token"].(string)
+	if st != 200 || tok == "" {
+		t.Fatalf("guest sign-in: %d %v", st, out)
+	}
+	return tok
+}
+
+// chatDo calls the chat surface at addr with a session token (none when
+// empty) and decodes the JSON answer.
+func chatDo(t *testing.T, addr, token, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	var b []byte
+	if body != nil {
+		b, _ = json.Marshal(body)
+	}
+	req, err := http.NewRequest(method, "http://"+addr+path, bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("request: %v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}

@@ -1,0 +1,125 @@
+package chat
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/valyala/fasthttp"
+)
+
+// A request forwarded to another node carries forwardedHeader, so it is
+// never forwarded twice, and SurfaceHeader with surfaceChat, so the
+// receiving node's transport hands it to its chat surface (Forwarded)
+// rather than to the REST API.
+const (
+	forwardedHeader = "X-Hebb-Forwarded"
+	SurfaceHeader   = "X-Hebb-Surface"
+	surfaceChat     = "chat"
+)
+
+// roomIDTries bounds the fresh room IDs createRoom draws looking for one
+// whose group this node holds.
+const roomIDTries = 64
+
+// Forwarder is implemented by a Backend that can tell which tenants'
+// groups this node holds and send a whole request to a node leading one
+// (*cluster.Cluster). Without it every room is read locally.
+type Forwarder interface {
+	Hosts(tenant string) bool
+	ForwardHTTP(ctx context.Context, tenant string, raw []byte) ([]byte, error)
+}
+
+// hosted wraps the handler of one room (its roomId parameter): on a node
+// without a replica of the room's group the whole request goes to the
+// group's leader, before anything is read or proposed here, and its
+// answer is copied back.
+func (s *Server) hosted(h func(*call) error) func(*call) error {
+	return func(c *call) error {
+		room := roomParam(c)
+		if fw, ok := s.elsewhere(c, room); ok {
+			return s.forward(c, fw, room)
+		}
+		return h(c)
+	}
+}
+
+// elsewhere returns the forwarder when the request may be forwarded (not
+// forwarded already) and room's group is held by other nodes only.
+func (s *Server) elsewhere(c *call, room string) (Forwarder, bool) {
+	fw, ok := s.b.(Forwarder)
+	if !ok || !validID(roomPrefix, room) || len(c.ctx.Request.Header.Peek(forwardedHeader)) > 0 {
+		return nil, false
+	}
+	return fw, !fw.Hosts(room)
+}
+
+// newRoomID draws the ID of a room to create: one whose group this node
+// holds, so the answer can read the room here. ok is false when the
+// request should go to another node instead (this node holds none of the
+// groups drawn); id then names the group to send it to.
+func (s *Server) newRoomID(c *call) (id string, fw Forwarder, ok bool) {
+	id = newID(roomPrefix)
+	fw, remote := s.elsewhere(c, id)
+	if !remote {
+		return id, nil, true
+	}
+	for range roomIDTries - 1 {
+		if next := newID(roomPrefix); fw.Hosts(next) {
+			return next, nil, true
+		}
+	}
+	return id, fw, false
+}
+
+// forward sends the request to the leader of tenant's group and copies its
+// answer, headers included, into this one.
+func (s *Server) forward(c *call, fw Forwarder, tenant string) error {
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	c.ctx.Request.CopyTo(req)
+	req.Header.Set(forwardedHeader, "1")
+	req.Header.Set(SurfaceHeader, surfaceChat)
+	var buf bytes.Buffer
+	if _, err := req.WriteTo(&buf); err != nil {
+		return fmt.Errorf("cannot forward chat request: %w", err)
+	}
+	raw, err := fw.ForwardHTTP(c.std, tenant, buf.Bytes())
+	if err != nil {
+		return err
+	}
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(resp)
+	if err := resp.Read(bufio.NewReader(bytes.NewReader(raw))); err != nil {
+		return fmt.Errorf("cannot read forwarded chat answer: %w", err)
+	}
+	resp.CopyTo(&c.ctx.Response)
+	return nil
+}
+
+// Forwarded reports whether raw, a request another node forwarded, is for
+// the chat surface (ServeRaw) rather than the REST API.
+func Forwarded(raw []byte) bool {
+	var h fasthttp.RequestHeader
+	if err := h.Read(bufio.NewReader(bytes.NewReader(raw))); err != nil {
+		return false
+	}
+	return string(h.Peek(SurfaceHeader)) == surfaceChat
+}
+
+// ServeRaw answers a request another node forwarded, given and returned as
+// raw HTTP bytes (the node transport's HTTP operation).
+func (s *Server) ServeRaw(raw []byte) []byte {
+	var req fasthttp.Request
+	if err := req.Read(bufio.NewReader(bytes.NewReader(raw))); err != nil {
+		return []byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+	}
+	var ctx fasthttp.RequestCtx
+	ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+	s.srv.Handler(&ctx)
+	var buf bytes.Buffer
+	_, _ = ctx.Response.WriteTo(&buf)
+	return buf.Bytes()
+}

@@ -1,0 +1,75 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+)
+
+// hostingBackend holds the tenants for which hosts says so; forwarding is
+// never reached in these tests.
+type hostingBackend struct {
+	Backend
+	hosts func(tenant string) bool
+}
+
+func (b hostingBackend) Hosts(tenant string) bool { return b.hosts(tenant) }
+
+func (hostingBackend) ForwardHTTP(context.Context, string, []byte) ([]byte, error) {
+	return nil, errors.New("not in this test")
+}
+
+// oneIn8 holds about one tenant in eight, as a node holding one of eight
+// groups does.
+func oneIn8(tenant string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(tenant))
+	return h.Sum32()%8 == 0
+}
+
+func TestNewRoomID(t *testing.T) {
+	newCall := func(forwarded bool) *call {
+		c := &call{ctx: &fasthttp.RequestCtx{}}
+		if forwarded {
+			c.ctx.Request.Header.Set(forwardedHeader, "1")
+		}
+		return c
+	}
+	t.Run("a held group", func(t *testing.T) {
+		s := &Server{b: hostingBackend{hosts: oneIn8}}
+		for range 50 {
+			id, fw, here := s.newRoomID(newCall(false))
+			if !here || fw != nil || !validID(roomPrefix, id) || !oneIn8(id) {
+				t.Fatalf("newRoomID = %q, %v, %v; want a valid ID this node holds", id, fw, here)
+			}
+		}
+	})
+	t.Run("no group held", func(t *testing.T) {
+		s := &Server{b: hostingBackend{hosts: func(string) bool { return false }}}
+		id, fw, here := s.newRoomID(newCall(false))
+		if here || fw == nil || !validID(roomPrefix, id) {
+			t.Fatalf("newRoomID = %q, %v, %v; want a valid ID to forward by", id, fw, here)
+		}
+		// A forwarded request is never forwarded again.
+		if _, fw, here := s.newRoomID(newCall(true)); !here || fw != nil {
+			t.Fatalf("forwarded request: newRoomID = %v, %v; want it answered here", fw, here)
+		}
+	})
+	t.Run("no forwarder", func(t *testing.T) {
+		s := &Server{}
+		if id, fw, here := s.newRoomID(newCall(false)); !here || fw != nil || !validID(roomPrefix, id) {
+			t.Fatalf("newRoomID = %q, %v, %v", id, fw, here)
+		}
+	})
+}
+
+func TestForwardedSurface(t *testing.T) {
+	chat := []byte("GET /api/rooms/x HTTP/1.1\r\nHost: a\r\nX-Hebb-Surface: chat\r\n\r\n")
+	rest := []byte("POST /api/v1/memory/read HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}")
+	if !Forwarded(chat) || Forwarded(rest) || Forwarded([]byte("garbage")) {
+		t.Fatalf("Forwarded: chat %v, rest %v, garbage %v", Forwarded(chat), Forwarded(rest), Forwarded([]byte("garbage")))
+	}
+}
