@@ -41,6 +41,11 @@ func (s *Server) authenticate(c *call) error {
 	}
 	key, _ := apiKey(c)
 	org, keyID, err := s.backend.Meta().Authenticate(key)
+	if unknownKey(err) && s.syncMeta(c) {
+		// Created through another node a moment ago: this replica learns of
+		// the commit with the leader's next append.
+		org, keyID, err = s.backend.Meta().Authenticate(key)
+	}
 	if err != nil {
 		reason := cluster.ReasonInvalidKey
 		var ae *cluster.AuthError
@@ -56,6 +61,26 @@ func (s *Server) authenticate(c *call) error {
 	c.settings = s.backend.Meta().Settings(org, s.cfg.DefaultPlan)
 	s.noteKeyUse(keyID)
 	return nil
+}
+
+// unknownKey reports whether err refuses a well-formed key the local meta
+// replica does not know.
+func unknownKey(err error) bool {
+	var ae *cluster.AuthError
+	return errors.As(err, &ae) && ae.Reason == cluster.ReasonInvalidKey
+}
+
+// metaSyncer is implemented by a Backend that can bring the local meta
+// replica up to date with the commit index (*cluster.Cluster).
+type metaSyncer interface {
+	SyncMeta(ctx stdContext) error
+}
+
+// syncMeta waits for the local meta replica to apply what was committed
+// before the call; false when the backend cannot or the wait failed.
+func (s *Server) syncMeta(c *call) bool {
+	m, ok := s.backend.(metaSyncer)
+	return ok && m.SyncMeta(c.std) == nil
 }
 
 func (s *Server) unauthorized(reason, msg string) *apiError {
