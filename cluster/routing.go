@@ -244,24 +244,48 @@ func (c *Cluster) leaderOf(ctx context.Context, g *shard.Group) (id, addr string
 // gather: any group failing fails the whole answer).
 func (c *Cluster) RoomsOf(ctx context.Context, org string, now int64) ([]raftfsm.RoomView, error) {
 	var out []raftfsm.RoomView
+	err := c.gather(ctx, &rpcRequest{Op: opRoomsOf, Org: org, Now: now}, func(f *raftfsm.FSM) {
+		out = append(out, f.RoomsOf(org, now)...)
+	}, func(resp *rpcResponse) { out = append(out, resp.Rooms...) })
+	return out, err
+}
+
+// ChatRoomsOf gathers the live chat rooms filter selects from every data
+// group, in group order: a group this node holds is read after a barrier,
+// another one is asked of its leader.
+func (c *Cluster) ChatRoomsOf(ctx context.Context, filter raftfsm.ChatRoomFilter) ([]raftfsm.ChatRoomView, error) {
+	var out []raftfsm.ChatRoomView
+	err := c.gather(ctx, &rpcRequest{Op: opChatRooms, Filter: filter}, func(f *raftfsm.FSM) {
+		out = append(out, f.ChatRooms(filter.Match)...)
+	}, func(resp *rpcResponse) { out = append(out, resp.Chats...) })
+	return out, err
+}
+
+// gather visits every data group in order: local reads a group this node
+// holds (after a read barrier), remote takes the answer of req sent to the
+// leader of one it does not. It fails as a whole on the first group that
+// cannot answer.
+func (c *Cluster) gather(ctx context.Context, req *rpcRequest, local func(*raftfsm.FSM), remote func(*rpcResponse)) error {
 	for gid := 1; gid <= c.info.Groups; gid++ {
 		g := c.groups[gid]
 		if c.hosts(g) {
 			if err := c.barrier(ctx, g); err != nil {
-				return nil, err
+				return err
 			}
-			out = append(out, c.fsms[gid].RoomsOf(org, now)...)
+			local(c.fsms[gid])
 			continue
 		}
 		_, addr := c.leaderOf(ctx, g)
 		if addr == "" {
-			return nil, fmt.Errorf("%w: group %d has no reachable leader", ErrUnavailable, gid)
+			return fmt.Errorf("%w: group %d has no reachable leader", ErrUnavailable, gid)
 		}
-		resp, err := c.call(ctx, addr, &rpcRequest{Op: opRoomsOf, Group: g.ID(), Org: org, Now: now})
+		r := *req
+		r.Group = g.ID()
+		resp, err := c.call(ctx, addr, &r)
 		if err != nil {
-			return nil, unavailable(err)
+			return unavailable(err)
 		}
-		out = append(out, resp.Rooms...)
+		remote(resp)
 	}
-	return out, nil
+	return nil
 }

@@ -23,14 +23,16 @@ const (
 	opHTTP       = "http"
 	opLeader     = "leader"
 	opRoomsOf    = "roomsof"
+	opChatRooms  = "chatrooms"
 	opConfig     = "config"
 	opSelf       = "self"
 )
 
 type rpcRequest struct {
 	Op       string
-	Org      string // roomsof
-	Now      int64  // roomsof
+	Org      string                 // roomsof
+	Now      int64                  // roomsof
+	Filter   raftfsm.ChatRoomFilter // chatrooms
 	Group    uint32
 	Cmd      []byte
 	Node     NodeInfo
@@ -42,10 +44,11 @@ type rpcRequest struct {
 type rpcResponse struct {
 	Result any
 	Index  uint64
-	Leader NodeInfo           // leader: the group's leader as the answering node sees it
-	Rooms  []raftfsm.RoomView // roomsof
-	Voters []string           // config: voters then non-voters
-	Self   NodeInfo           // self: the answering node
+	Leader NodeInfo               // leader: the group's leader as the answering node sees it
+	Rooms  []raftfsm.RoomView     // roomsof
+	Chats  []raftfsm.ChatRoomView // chatrooms
+	Voters []string               // config: voters then non-voters
+	Self   NodeInfo               // self: the answering node
 
 	Err  string
 	Kind string // sentinel name of Err
@@ -191,6 +194,10 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 	case opRoomsOf:
 		if err = c.barrier(ctx, g); err == nil {
 			resp.Rooms = c.fsms[g.ID()].RoomsOf(req.Org, req.Now)
+		}
+	case opChatRooms:
+		if err = c.barrier(ctx, g); err == nil {
+			resp.Chats = c.fsms[g.ID()].ChatRooms(req.Filter.Match)
 		}
 	case opMembership:
 		err = c.changeLocal(ctx, g, req.Change, req.Node)

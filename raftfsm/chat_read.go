@@ -18,6 +18,26 @@ func (s *chatState) view() ChatRoomView {
 	return ChatRoomView{Room: s.room, Participants: s.sortedParticipants(), Head: s.seq}
 }
 
+// ChatRoomFilter selects the chat rooms a listing shows: with Lobby those
+// listed in the lobby, otherwise those with one of IDs as a participant.
+type ChatRoomFilter struct {
+	IDs   []string
+	Lobby bool
+}
+
+// Match reports whether the filter selects v.
+func (f *ChatRoomFilter) Match(v *ChatRoomView) bool {
+	if f.Lobby {
+		return v.Room.Lobby
+	}
+	for i := range v.Participants {
+		if slices.Contains(f.IDs, v.Participants[i].UserID) {
+			return true
+		}
+	}
+	return false
+}
+
 // ChatRoom returns a live (not deleted) chat room.
 func (f *FSM) ChatRoom(room string) (ChatRoomView, bool) {
 	f.mu.RLock()

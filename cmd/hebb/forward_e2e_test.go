@@ -68,6 +68,17 @@ func TestE2EForwardWithoutReplica(t *testing.T) {
 		if len(ids) != 6 {
 			t.Fatalf("6 creates made %d rooms", len(ids))
 		}
+		// The listing gathers from every group's leader.
+		st, list := chatDo(t, via, token, "GET", "/api/rooms", nil)
+		rooms, _ := list["rooms"].([]any)
+		if st != 200 || len(rooms) != len(ids) {
+			t.Fatalf("room list through the second node: %d %v", st, list)
+		}
+		for _, r := range rooms {
+			if id, _ := r.(map[string]any)["id"].(string); !ids[id] {
+				t.Fatalf("room list names %q, not one of %v", id, ids)
+			}
+		}
 	})
 
 	t.Run("key through the other node", func(t *testing.T) {

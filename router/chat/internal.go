@@ -122,7 +122,7 @@ func (s *Server) internalUser(c *call) error {
 }
 
 func (s *Server) lobbyRooms(c *call) error {
-	views, err := s.scan(c, func(v *raftfsm.ChatRoomView) bool { return v.Room.Lobby })
+	views, err := s.scan(c, raftfsm.ChatRoomFilter{Lobby: true})
 	if err != nil {
 		return err
 	}

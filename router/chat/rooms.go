@@ -65,15 +65,11 @@ func (s *Server) propose(c *call, cmd *raftfsm.ChatCmd) (*raftfsm.ChatResult, er
 	return r, nil
 }
 
-// scan gathers the live rooms of every group that match.
-func (s *Server) scan(c *call, match func(*raftfsm.ChatRoomView) bool) ([]raftfsm.ChatRoomView, error) {
-	fsms, err := s.b.ReadAllFSM(c.std)
+// scan gathers the live rooms of every group that filter selects.
+func (s *Server) scan(c *call, filter raftfsm.ChatRoomFilter) ([]raftfsm.ChatRoomView, error) {
+	out, err := s.b.ChatRoomsOf(c.std, filter)
 	if err != nil {
 		return nil, err
-	}
-	var out []raftfsm.ChatRoomView
-	for _, f := range fsms {
-		out = append(out, f.ChatRooms(match)...)
 	}
 	slices.SortFunc(out, func(a, b raftfsm.ChatRoomView) int {
 		if a.Room.CreatedAt != b.Room.CreatedAt {
@@ -100,12 +96,7 @@ func (s *Server) listRooms(c *call) error {
 	if lobby != "" && lobby != "true" && lobby != "false" {
 		return validationError(fieldErr("bool_parsing", "Input should be true or false", "query", "lobby"))
 	}
-	views, err := s.scan(c, func(v *raftfsm.ChatRoomView) bool {
-		if lobby == "true" {
-			return v.Room.Lobby
-		}
-		return participantOf(*v, c.ids) != nil
-	})
+	views, err := s.scan(c, raftfsm.ChatRoomFilter{IDs: c.ids, Lobby: lobby == "true"})
 	if err != nil {
 		return err
 	}

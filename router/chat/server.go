@@ -37,8 +37,9 @@ type Backend interface {
 	Propose(ctx context.Context, tenant string, cmd []byte) (any, error)
 	// ReadFSM returns tenant's state machine after a linearizable read barrier.
 	ReadFSM(ctx context.Context, tenant string) (*raftfsm.FSM, error)
-	// ReadAllFSM returns every data group's state machine after a barrier.
-	ReadAllFSM(ctx context.Context) ([]*raftfsm.FSM, error)
+	// ChatRoomsOf gathers the live chat rooms filter selects from every
+	// data group (from their leaders when this node holds no replica).
+	ChatRoomsOf(ctx context.Context, filter raftfsm.ChatRoomFilter) ([]raftfsm.ChatRoomView, error)
 }
 
 // OIDC configures the OpenID Connect provider users sign in with; an empty
