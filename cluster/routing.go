@@ -165,23 +165,6 @@ func (c *Cluster) ReadFSM(ctx context.Context, tenant string) (*raftfsm.FSM, err
 	return c.fsms[g], nil
 }
 
-// ReadAllFSM returns every data group's state machine after a read barrier
-// on each; it fails as a whole if any group fails (ErrNotHosted when this
-// node lacks a replica of one).
-func (c *Cluster) ReadAllFSM(ctx context.Context) ([]*raftfsm.FSM, error) {
-	out := make([]*raftfsm.FSM, 0, c.info.Groups)
-	for g := 1; g <= c.info.Groups; g++ {
-		if !c.hosts(c.groups[g]) {
-			return nil, fmt.Errorf("%w: group %d", ErrUnavailable, g)
-		}
-		if err := c.barrier(ctx, c.groups[g]); err != nil {
-			return nil, err
-		}
-		out = append(out, c.fsms[g])
-	}
-	return out, nil
-}
-
 // SetHTTPHandler installs the function that answers forwarded HTTP
 // requests (raw request bytes in, raw response bytes out).
 func (c *Cluster) SetHTTPHandler(h func([]byte) []byte) { c.httpHandler.Store(&h) }
@@ -259,6 +242,16 @@ func (c *Cluster) ChatRoomsOf(ctx context.Context, filter raftfsm.ChatRoomFilter
 		out = append(out, f.ChatRooms(filter.Match)...)
 	}, func(resp *rpcResponse) { out = append(out, resp.Chats...) })
 	return out, err
+}
+
+// InRoom reports whether atom id lives in a room, looking in every data
+// group (asking the leaders of groups this node does not hold).
+func (c *Cluster) InRoom(ctx context.Context, id raftfsm.ID) (bool, error) {
+	found := false
+	err := c.gather(ctx, &rpcRequest{Op: opInRoom, Atom: id}, func(f *raftfsm.FSM) {
+		found = found || f.InRoom(id)
+	}, func(resp *rpcResponse) { found = found || resp.Found })
+	return found, err
 }
 
 // gather visits every data group in order: local reads a group this node

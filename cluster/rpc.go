@@ -24,6 +24,7 @@ const (
 	opLeader     = "leader"
 	opRoomsOf    = "roomsof"
 	opChatRooms  = "chatrooms"
+	opInRoom     = "inroom"
 	opConfig     = "config"
 	opSelf       = "self"
 )
@@ -33,6 +34,7 @@ type rpcRequest struct {
 	Org      string                 // roomsof
 	Now      int64                  // roomsof
 	Filter   raftfsm.ChatRoomFilter // chatrooms
+	Atom     raftfsm.ID             // inroom
 	Group    uint32
 	Cmd      []byte
 	Node     NodeInfo
@@ -47,6 +49,7 @@ type rpcResponse struct {
 	Leader NodeInfo               // leader: the group's leader as the answering node sees it
 	Rooms  []raftfsm.RoomView     // roomsof
 	Chats  []raftfsm.ChatRoomView // chatrooms
+	Found  bool                   // inroom
 	Voters []string               // config: voters then non-voters
 	Self   NodeInfo               // self: the answering node
 
@@ -198,6 +201,10 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 	case opChatRooms:
 		if err = c.barrier(ctx, g); err == nil {
 			resp.Chats = c.fsms[g.ID()].ChatRooms(req.Filter.Match)
+		}
+	case opInRoom:
+		if err = c.barrier(ctx, g); err == nil {
+			resp.Found = c.fsms[g.ID()].InRoom(req.Atom)
 		}
 	case opMembership:
 		err = c.changeLocal(ctx, g, req.Change, req.Node)

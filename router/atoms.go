@@ -147,14 +147,12 @@ func (s *Server) deleteAtom(c *call) error {
 // atom deletion reaches the caller's own account only, and a room atom is
 // not "already gone" (interface §7.2), not even for its writer.
 func (s *Server) refuseRoomAtom(c *call, id raftfsm.ID) error {
-	fsms, err := s.backend.ReadAllFSM(c.std)
+	in, err := s.backend.InRoom(c.std, id)
 	if err != nil {
 		return err
 	}
-	for _, f := range fsms {
-		if f.InRoom(id) {
-			return notFound(atomNotFound)
-		}
+	if in {
+		return notFound(atomNotFound)
 	}
 	return nil
 }

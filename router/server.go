@@ -40,8 +40,9 @@ type Backend interface {
 	// ReadFSM returns the state machine of tenant's group after a
 	// linearizable read barrier.
 	ReadFSM(ctx context.Context, tenant string) (*raftfsm.FSM, error)
-	// ReadAllFSM returns every data group's state machine after a barrier.
-	ReadAllFSM(ctx context.Context) ([]*raftfsm.FSM, error)
+	// InRoom reports whether an atom lives in a room, looking in every data
+	// group (through their leaders when this node holds no replica).
+	InRoom(ctx context.Context, id raftfsm.ID) (bool, error)
 	// RoomsOf gathers the rooms an org belongs to from every group.
 	RoomsOf(ctx context.Context, org string, now int64) ([]raftfsm.RoomView, error)
 	// ProposeAll replicates cmd in every data group.

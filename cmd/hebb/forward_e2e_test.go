@@ -38,6 +38,13 @@ func TestE2EForwardWithoutReplica(t *testing.T) {
 			t.Fatalf("search through the second node: %d %v", st, r)
 		}
 		checkReadable(t, second, []string{id})
+		// Deleting an atom the account does not hold asks every group
+		// whether a room holds it (a room atom is 404): none does, so it is
+		// already gone (200, deleted 0), not 503.
+		st, del := apiDo(client, second.httpAddr, "DELETE", "/memory/atoms/01a215f5-d167-7101-b665-c070c9842952", nil)
+		if st != 200 || del["deleted"] != float64(0) {
+			t.Fatalf("delete of an unknown atom through the second node: %d %v", st, del)
+		}
 	})
 
 	t.Run("chat", func(t *testing.T) {
