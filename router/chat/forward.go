@@ -11,12 +11,12 @@ import (
 )
 
 // A request forwarded to another node carries forwardedHeader, so it is
-// never forwarded twice, and SurfaceHeader with surfaceChat, so the
+// never forwarded twice, and surfaceHeader with surfaceChat, so the
 // receiving node's transport hands it to its chat surface (Forwarded)
 // rather than to the REST API.
 const (
 	forwardedHeader = "X-Hebb-Forwarded"
-	SurfaceHeader   = "X-Hebb-Surface"
+	surfaceHeader   = "X-Hebb-Surface"
 	surfaceChat     = "chat"
 )
 
@@ -81,7 +81,7 @@ func (s *Server) forward(c *call, fw Forwarder, tenant string) error {
 	defer fasthttp.ReleaseRequest(req)
 	c.ctx.Request.CopyTo(req)
 	req.Header.Set(forwardedHeader, "1")
-	req.Header.Set(SurfaceHeader, surfaceChat)
+	req.Header.Set(surfaceHeader, surfaceChat)
 	var buf bytes.Buffer
 	if _, err := req.WriteTo(&buf); err != nil {
 		return fmt.Errorf("cannot forward chat request: %w", err)
@@ -106,7 +106,7 @@ func Forwarded(raw []byte) bool {
 	if err := h.Read(bufio.NewReader(bytes.NewReader(raw))); err != nil {
 		return false
 	}
-	return string(h.Peek(SurfaceHeader)) == surfaceChat
+	return string(h.Peek(surfaceHeader)) == surfaceChat
 }
 
 // ServeRaw answers a request another node forwarded, given and returned as
