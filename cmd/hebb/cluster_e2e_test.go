@@ -121,10 +121,16 @@ func (c *testCluster) byID(id string) *cnode {
 	return nil
 }
 
-// admin calls the admin API of cn and decodes the answer into out.
-func (cn *cnode) admin(method, path string, out any) int {
+// admin calls the admin API of cn, with body (nil for none) encoded as
+// JSON, and decodes the answer into out.
+func (cn *cnode) admin(method, path string, body, out any) int {
 	cn.t.Helper()
-	req, err := http.NewRequest(method, "http://"+cn.httpAddr+"/admin/v1"+path, nil)
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, "http://"+cn.httpAddr+"/admin/v1"+path, rd)
 	if err != nil {
 		cn.t.Fatalf("request: %v", err)
 	}
@@ -163,7 +169,7 @@ type clusterView struct {
 
 func (cn *cnode) view() (clusterView, bool) {
 	var v clusterView
-	return v, cn.admin("GET", "/cluster", &v) == http.StatusOK
+	return v, cn.admin("GET", "/cluster", nil, &v) == http.StatusOK
 }
 
 // placementView is GET /admin/v1/placement.
@@ -175,7 +181,7 @@ type placementView struct {
 
 func (cn *cnode) placement(tenant string) (placementView, bool) {
 	var p placementView
-	return p, cn.admin("GET", "/placement?tenant="+tenant, &p) == http.StatusOK
+	return p, cn.admin("GET", "/placement?tenant="+tenant, nil, &p) == http.StatusOK
 }
 
 // orgID is the default org's ID.
@@ -186,7 +192,7 @@ func (cn *cnode) orgID() string {
 			OrgID string `json:"org_id"`
 		} `json:"orgs"`
 	}
-	if st := cn.admin("GET", "/orgs", &out); st != http.StatusOK || len(out.Orgs) == 0 {
+	if st := cn.admin("GET", "/orgs", nil, &out); st != http.StatusOK || len(out.Orgs) == 0 {
 		cn.t.Fatalf("list orgs: %d %+v", st, out)
 	}
 	return out.Orgs[0].OrgID

@@ -92,7 +92,7 @@ func TestE2EForwardWithoutReplica(t *testing.T) {
 		// A key created through one node works at once on the other.
 		for i, pair := range [][2]*cnode{{first, second}, {second, first}, {first, second}, {second, first}} {
 			var org map[string]string
-			if st := pair[0].adminPost("/orgs", map[string]any{"name": "org " + pair[0].id}, &org); st != 200 || org["api_key"] == "" {
+			if st := pair[0].admin("POST", "/orgs", map[string]any{"name": "org " + pair[0].id}, &org); st != 200 || org["api_key"] == "" {
 				t.Fatalf("create org through %s: %d %v", pair[0].id, st, org)
 			}
 			req, _ := http.NewRequest("GET", "http://"+pair[1].httpAddr+"/api/v1/memory/stats", nil)
@@ -158,22 +158,4 @@ func chatDo(t *testing.T, addr, token, method, path string, body any) (int, map[
 	var out map[string]any
 	_ = json.NewDecoder(res.Body).Decode(&out)
 	return res.StatusCode, out
-}
-
-// adminPost posts body to the admin API of cn and decodes the answer into out.
-func (cn *cnode) adminPost(path string, body, out any) int {
-	cn.t.Helper()
-	b, _ := json.Marshal(body)
-	req, err := http.NewRequest("POST", "http://"+cn.httpAddr+"/admin/v1"+path, bytes.NewReader(b))
-	if err != nil {
-		cn.t.Fatalf("request: %v", err)
-	}
-	req.Header.Set("X-Admin-Token", clusterAdmin)
-	res, err := client.Do(req)
-	if err != nil {
-		return 0
-	}
-	defer res.Body.Close()
-	_ = json.NewDecoder(res.Body).Decode(out)
-	return res.StatusCode
 }

@@ -4,20 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
-	"net"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/hebbdb/hebb/router/relay"
 )
 
-// A request forwarded to another node carries forwardedHeader, so it is
-// never forwarded twice, and surfaceHeader with surfaceChat, so the
-// receiving node's transport hands it to its chat surface (Forwarded)
-// rather than to the REST API.
+// A request forwarded to another node carries surfaceHeader with
+// surfaceChat, so the receiving node's transport hands it to its chat
+// surface (Forwarded) rather than to the REST API.
 const (
-	forwardedHeader = "X-Hebb-Forwarded"
-	surfaceHeader   = "X-Hebb-Surface"
-	surfaceChat     = "chat"
+	surfaceHeader = "X-Hebb-Surface"
+	surfaceChat   = "chat"
 )
 
 // roomIDTries bounds the fresh room IDs createRoom draws looking for one
@@ -50,7 +48,7 @@ func (s *Server) hosted(h func(*call) error) func(*call) error {
 // forwarded already) and room's group is held by other nodes only.
 func (s *Server) elsewhere(c *call, room string) (Forwarder, bool) {
 	fw, ok := s.b.(Forwarder)
-	if !ok || !validID(roomPrefix, room) || len(c.ctx.Request.Header.Peek(forwardedHeader)) > 0 {
+	if !ok || !validID(roomPrefix, room) || relay.Relayed(c.ctx) {
 		return nil, false
 	}
 	return fw, !fw.Hosts(room)
@@ -77,26 +75,7 @@ func (s *Server) newRoomID(c *call) (id string, fw Forwarder, ok bool) {
 // forward sends the request to the leader of tenant's group and copies its
 // answer, headers included, into this one.
 func (s *Server) forward(c *call, fw Forwarder, tenant string) error {
-	req := fasthttp.AcquireRequest()
-	defer fasthttp.ReleaseRequest(req)
-	c.ctx.Request.CopyTo(req)
-	req.Header.Set(forwardedHeader, "1")
-	req.Header.Set(surfaceHeader, surfaceChat)
-	var buf bytes.Buffer
-	if _, err := req.WriteTo(&buf); err != nil {
-		return fmt.Errorf("cannot forward chat request: %w", err)
-	}
-	raw, err := fw.ForwardHTTP(c.std, tenant, buf.Bytes())
-	if err != nil {
-		return err
-	}
-	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseResponse(resp)
-	if err := resp.Read(bufio.NewReader(bytes.NewReader(raw))); err != nil {
-		return fmt.Errorf("cannot read forwarded chat answer: %w", err)
-	}
-	resp.CopyTo(&c.ctx.Response)
-	return nil
+	return relay.Forward(c.ctx, func(req *fasthttp.Request) { req.Header.Set(surfaceHeader, surfaceChat) }, func(raw []byte) ([]byte, error) { return fw.ForwardHTTP(c.std, tenant, raw) })
 }
 
 // Forwarded reports whether raw, a request another node forwarded, is for
@@ -111,15 +90,4 @@ func Forwarded(raw []byte) bool {
 
 // ServeRaw answers a request another node forwarded, given and returned as
 // raw HTTP bytes (the node transport's HTTP operation).
-func (s *Server) ServeRaw(raw []byte) []byte {
-	var req fasthttp.Request
-	if err := req.Read(bufio.NewReader(bytes.NewReader(raw))); err != nil {
-		return []byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-	}
-	var ctx fasthttp.RequestCtx
-	ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
-	s.srv.Handler(&ctx)
-	var buf bytes.Buffer
-	_, _ = ctx.Response.WriteTo(&buf)
-	return buf.Bytes()
-}
+func (s *Server) ServeRaw(raw []byte) []byte { return relay.Serve(raw, s.srv.Handler, nil) }

@@ -34,7 +34,7 @@ func TestNewRoomID(t *testing.T) {
 	newCall := func(forwarded bool) *call {
 		c := &call{ctx: &fasthttp.RequestCtx{}}
 		if forwarded {
-			c.ctx.Request.Header.Set(forwardedHeader, "1")
+			c.ctx.Request.Header.Set("X-Hebb-Forwarded", "1") // as relay.Forward marks it
 		}
 		return c
 	}

@@ -1,0 +1,65 @@
+package relay
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+
+	"github.com/valyala/fasthttp"
+)
+
+// header marks a request a node forwarded, so that it is never forwarded
+// again.
+const header = "X-Hebb-Forwarded"
+
+// Relayed reports whether ctx's request was forwarded by another node:
+// such a request must be answered here.
+func Relayed(ctx *fasthttp.RequestCtx) bool { return len(ctx.Request.Header.Peek(header)) > 0 }
+
+// Forward copies in's request, marks the copy as forwarded (Relayed), lets
+// mark adjust it further (its headers), sends it as raw bytes with send,
+// and copies the answer, headers included, into in's response. send's
+// error is returned as it is.
+func Forward(in *fasthttp.RequestCtx, mark func(*fasthttp.Request), send func(raw []byte) ([]byte, error)) error {
+	req := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(req)
+	in.Request.CopyTo(req)
+	req.Header.Set(header, "1")
+	mark(req)
+	var buf bytes.Buffer
+	if _, err := req.WriteTo(&buf); err != nil {
+		return fmt.Errorf("cannot forward request: %w", err)
+	}
+	raw, err := send(buf.Bytes())
+	if err != nil {
+		return err
+	}
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(resp)
+	if err := resp.Read(bufio.NewReader(bytes.NewReader(raw))); err != nil {
+		return fmt.Errorf("cannot read forwarded answer: %w", err)
+	}
+	resp.CopyTo(&in.Response)
+	return nil
+}
+
+// Serve answers raw, a request another node forwarded, with h and returns
+// the raw answer; prepare, when not nil, sees the request first. The
+// request comes from the loopback address; one that does not parse is
+// answered 400.
+func Serve(raw []byte, h fasthttp.RequestHandler, prepare func(*fasthttp.RequestCtx)) []byte {
+	var req fasthttp.Request
+	if err := req.Read(bufio.NewReader(bytes.NewReader(raw))); err != nil {
+		return []byte("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+	}
+	var ctx fasthttp.RequestCtx
+	ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+	if prepare != nil {
+		prepare(&ctx)
+	}
+	h(&ctx)
+	var buf bytes.Buffer
+	_, _ = ctx.Response.WriteTo(&buf)
+	return buf.Bytes()
+}

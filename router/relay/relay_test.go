@@ -1,0 +1,67 @@
+package relay
+
+import (
+	"errors"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+)
+
+// A request forwarded with Forward and answered by Serve reaches the
+// handler whole (method, path, headers, body, the mark) and its answer
+// comes back whole.
+func TestForwardServeRoundTrip(t *testing.T) {
+	h := func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Request.Header.Peek("X-Prepared")) != "yes" {
+			ctx.SetStatusCode(500)
+			return
+		}
+		if !Relayed(ctx) {
+			ctx.SetStatusCode(502)
+			return
+		}
+		ctx.SetStatusCode(201)
+		ctx.Response.Header.Set("X-Echo-Mark", string(ctx.Request.Header.Peek("X-Mark")))
+		ctx.SetBodyString(string(ctx.Method()) + " " + string(ctx.Path()) + " " + string(ctx.PostBody()) +
+			" " + ctx.RemoteIP().String())
+	}
+	prepare := func(ctx *fasthttp.RequestCtx) { ctx.Request.Header.Set("X-Prepared", "yes") }
+	var in fasthttp.RequestCtx
+	in.Init(&fasthttp.Request{}, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 9)}, nil)
+	in.Request.Header.SetMethod("POST")
+	in.Request.SetRequestURI("http://node-a/api/rooms/x?y=1")
+	in.Request.SetBodyString(`{"a":1}`)
+	err := Forward(&in, func(r *fasthttp.Request) { r.Header.Set("X-Mark", "1") },
+		func(raw []byte) ([]byte, error) { return Serve(raw, h, prepare), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(in.Response.Body()), `POST /api/rooms/x {"a":1} 127.0.0.1`; in.Response.StatusCode() != 201 || got != want {
+		t.Fatalf("answer %d %q, want 201 %q", in.Response.StatusCode(), got, want)
+	}
+	if got := string(in.Response.Header.Peek("X-Echo-Mark")); got != "1" {
+		t.Fatalf("mark seen by the handler: %q", got)
+	}
+	if in.Request.Header.Peek("X-Mark") != nil || Relayed(&in) {
+		t.Fatal("Forward marked the caller's request, not its copy")
+	}
+}
+
+func TestForwardErrors(t *testing.T) {
+	var in fasthttp.RequestCtx
+	in.Init(&fasthttp.Request{}, nil, nil)
+	in.Request.SetRequestURI("http://node-a/x")
+	sendErr := errors.New("no leader")
+	if err := Forward(&in, func(*fasthttp.Request) {}, func([]byte) ([]byte, error) { return nil, sendErr }); !errors.Is(err, sendErr) {
+		t.Fatalf("send error: %v", err)
+	}
+	err := Forward(&in, func(*fasthttp.Request) {}, func([]byte) ([]byte, error) { return []byte("garbage"), nil })
+	if err == nil || !strings.Contains(err.Error(), "cannot read forwarded answer") {
+		t.Fatalf("garbage answer: %v", err)
+	}
+	if got := string(Serve([]byte("not http"), nil, nil)); !strings.HasPrefix(got, "HTTP/1.1 400") {
+		t.Fatalf("Serve of garbage: %q", got)
+	}
+}
