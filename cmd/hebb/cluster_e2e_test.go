@@ -31,8 +31,9 @@ const (
 // same addresses and data directory.
 type cnode struct {
 	*node
-	spec spec
-	id   string
+	spec  spec
+	extra []string // the arguments launchNode was given
+	id    string
 }
 
 type testCluster struct {
@@ -53,7 +54,7 @@ func startCluster(t *testing.T, n int) *testCluster {
 		added[i] = c.launchNode([]string{"--join", c.seed})
 	}
 	for _, cn := range added {
-		wg.Go(func() { cn.waitReady() })
+		wg.Go(func() { c.waitUp(cn) })
 	}
 	wg.Wait()
 	for _, cn := range added {
@@ -71,7 +72,7 @@ func (c *testCluster) add(extra []string) *cnode {
 		extra = append([]string{"--join", c.seed}, extra...)
 	}
 	cn := c.launchNode(extra)
-	cn.waitReady()
+	c.waitUp(cn)
 	cn.readID()
 	if c.seed == "" {
 		c.seed = argValue(cn.spec.args, "--gossip-addr")
@@ -85,7 +86,23 @@ func (c *testCluster) launchNode(extra []string) *cnode {
 	s := spec{dataDir: c.t.TempDir(), httpAddr: freeAddr(c.t), env: []string{"HEBB_BOOTSTRAP_API_KEY=" + clusterKey}}
 	s.args = append([]string{"--raft-addr", freeAddr(c.t), "--gossip-addr", freeAddr(c.t), "--chat-addr", freeAddr(c.t),
 		"--embedder", "hash", "--replicas", "3", "--admin-token", clusterAdmin}, extra...)
-	return &cnode{node: launch(c.t, s), spec: s}
+	return &cnode{node: launch(c.t, s), spec: s, extra: extra}
+}
+
+// waitUp waits until cn is ready, launching it again on fresh ports and a
+// fresh data dir when it exited because a port was taken (see start).
+func (c *testCluster) waitUp(cn *cnode) {
+	c.t.Helper()
+	for attempt := 1; ; attempt++ {
+		err := cn.awaitReady()
+		if err == nil {
+			return
+		}
+		if !cn.portTaken() || attempt == launchAttempts {
+			c.t.Fatal(err)
+		}
+		*cn = *c.launchNode(cn.extra)
+	}
 }
 
 func argValue(args []string, name string) string {

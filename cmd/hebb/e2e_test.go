@@ -145,23 +145,48 @@ func cleanEnv() []string {
 	return out
 }
 
-// start launches a node and waits until /health/ready reports ready.
+// start launches a node and waits until /health/ready reports ready. A
+// node that exits because a port picked by freeAddr was taken in between
+// (by another test's process or connection) is launched again on fresh
+// ports and, unless the test chose one, a fresh data dir.
 func start(t *testing.T, s spec) *node {
 	t.Helper()
-	n := launch(t, s)
-	n.waitReady()
-	return n
+	for attempt := 1; ; attempt++ {
+		n := launch(t, s)
+		err := n.awaitReady()
+		if err == nil {
+			return n
+		}
+		if !n.portTaken() || attempt == launchAttempts {
+			t.Fatal(err)
+		}
+	}
+}
+
+// launchAttempts bounds the relaunches of a node whose port was taken.
+const launchAttempts = 3
+
+// portTaken reports whether the node exited because an address it was
+// given to listen on was in use.
+func (n *node) portTaken() bool {
+	select {
+	case <-n.done:
+		return strings.Contains(n.stderr.String(), "address already in use")
+	default:
+		return false
+	}
 }
 
 var client = &http.Client{Timeout: 10 * time.Second}
 
-func (n *node) waitReady() {
-	n.t.Helper()
+// awaitReady polls /health/ready for up to 30 s; the error says why the node
+// never became ready.
+func (n *node) awaitReady() error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
 		case <-n.done:
-			n.t.Fatalf("hebb exited before it was ready: %v\nstderr:\n%s", n.waitErr, n.stderr)
+			return fmt.Errorf("hebb exited before it was ready: %v\nstderr:\n%s", n.waitErr, n.stderr)
 		default:
 		}
 		if n.httpAddr != "" {
@@ -173,13 +198,13 @@ func (n *node) waitReady() {
 				_ = json.NewDecoder(res.Body).Decode(&body)
 				_ = res.Body.Close()
 				if body.Ready {
-					return
+					return nil
 				}
 			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	n.t.Fatalf("hebb not ready after 30s\nstderr:\n%s", n.stderr)
+	return fmt.Errorf("hebb not ready after 30s\nstderr:\n%s", n.stderr)
 }
 
 // wait waits for the process to exit on its own and returns its exit code.
@@ -330,6 +355,33 @@ func TestE2EKill(t *testing.T) {
 	}
 	if code := n.stop(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM exit code %d", code)
+	}
+}
+
+// A port that is taken stops serve before it touches the data dir: no
+// cluster is bootstrapped and no first-start key is printed and lost.
+func TestE2ETakenPort(t *testing.T) {
+	t.Parallel()
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	for _, flag := range []string{"--http-addr", "--chat-addr", "--metrics-addr"} {
+		dir := t.TempDir()
+		n := launch(t, spec{dataDir: dir, args: []string{flag, held.Addr().String()}})
+		if code := n.wait(30 * time.Second); code == 0 {
+			t.Fatalf("%s taken: exit code 0", flag)
+		}
+		if msg := n.stderr.String(); !strings.Contains(msg, "cannot listen on "+flag) {
+			t.Errorf("%s taken: message %q", flag, msg)
+		}
+		if keyRE.MatchString(n.stdout.String()) {
+			t.Errorf("%s taken: a first-start key was printed", flag)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("%s taken: the data dir was written: %v", flag, entries)
+		}
 	}
 }
 

@@ -42,9 +42,9 @@ func serve(args []string) error {
 	if cfg.PublicURL == "" {
 		cfg.PublicURL = "http://" + cfg.HTTPAddr
 	}
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	ls, err := listen(&cfg)
 	if err != nil {
-		return fmt.Errorf("cannot listen on --http-addr: %w", err)
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -54,17 +54,17 @@ func serve(args []string) error {
 		Embedder: embedder.Identity(emb), Dim: emb.Dim(), Logger: log, DeadGrace: cfg.DeadNodeGrace,
 	})
 	if err != nil {
-		_ = ln.Close()
+		ls.close()
 		return err
 	}
 	if err := checkBoot(ctx, &cfg, cl); err != nil {
-		_ = ln.Close()
+		ls.close()
 		_ = cl.Close()
 		return err
 	}
 	ring, err := vault.Load(os.Getenv("HEBB_VAULT_KEY"), cfg.DataDir)
 	if err != nil {
-		_ = ln.Close()
+		ls.close()
 		_ = cl.Close()
 		return fmt.Errorf("cannot load the vault master key: %w", err)
 	}
@@ -76,16 +76,11 @@ func serve(args []string) error {
 		SMTPURL:     cfg.SMTPURL, MailFrom: cfg.MailFrom,
 	}, cl, emb)
 	cl.SetHTTPHandler(srv.ServeRaw)
-	chatSrv, stopChat, err := serveChat(&cfg, cl, log)
-	if err != nil {
-		_ = ln.Close()
-		_ = cl.Close()
-		return err
-	}
+	chatSrv, stopChat := serveChat(&cfg, ls.chat, cl, log)
 	if chatSrv != nil {
 		cl.SetHTTPHandler(transportHandler(srv.ServeRaw, chatSrv))
 	}
-	return run(srv, cl, ln, log, &cfg, stopChat)
+	return run(srv, cl, ls, log, &cfg, stopChat)
 }
 
 // newEmbedder builds the --embedder. The http embedder probes its server
@@ -113,15 +108,11 @@ func newEmbedder(cfg *serveConfig, log *slog.Logger) (embedder.Embedder, error) 
 	return h, nil
 }
 
-// serveChat starts the persistence API (router/chat) on --chat-addr, off
-// (nil) when empty; the function it returns stops it.
-func serveChat(cfg *serveConfig, cl *cluster.Cluster, log *slog.Logger) (*chat.Server, func(context.Context), error) {
-	if cfg.ChatAddr == "" {
-		return nil, func(context.Context) {}, nil
-	}
-	ln, err := net.Listen("tcp", cfg.ChatAddr)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot listen on --chat-addr: %w", err)
+// serveChat starts the persistence API (router/chat) on the --chat-addr
+// listener, off (nil) without one; the function it returns stops it.
+func serveChat(cfg *serveConfig, ln net.Listener, cl *cluster.Cluster, log *slog.Logger) (*chat.Server, func(context.Context)) {
+	if ln == nil {
+		return nil, func(context.Context) {}
 	}
 	srv := chat.New(cfg.chatConfig(ln.Addr().String(), log), cl)
 	go func() {
@@ -134,7 +125,7 @@ func serveChat(cfg *serveConfig, cl *cluster.Cluster, log *slog.Logger) (*chat.S
 		if err := srv.Shutdown(ctx); err != nil {
 			log.Warn("chat shutdown", "err", err)
 		}
-	}, nil
+	}
 }
 
 // transportHandler answers the requests other nodes forward over the node
@@ -171,24 +162,20 @@ func checkBoot(ctx context.Context, cfg *serveConfig, cl *cluster.Cluster) error
 	return nil
 }
 
-func run(srv *router.Server, cl *cluster.Cluster, ln net.Listener, log *slog.Logger, cfg *serveConfig, stopChat func(context.Context)) error {
+func run(srv *router.Server, cl *cluster.Cluster, ls *listeners, log *slog.Logger, cfg *serveConfig, stopChat func(context.Context)) error {
 	// Catch the signals before the listener answers ready, so a stop sent
 	// as soon as the node reports ready still shuts it down gracefully.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
-	if cfg.MetricsAddr != "" {
-		mln, err := net.Listen("tcp", cfg.MetricsAddr)
-		if err != nil {
-			return fmt.Errorf("cannot listen on --metrics-addr: %w", err)
-		}
+	go func() { errc <- srv.Serve(ls.http) }()
+	if ls.metrics != nil {
 		msrv := &fasthttp.Server{Handler: router.MetricsHandler(), NoDefaultServerHeader: true}
-		go func() { errc <- msrv.Serve(mln) }()
+		go func() { errc <- msrv.Serve(ls.metrics) }()
 		defer func() { _ = msrv.Shutdown() }()
 	}
-	log.Info("hebb serving", "rest", "http://"+ln.Addr().String()+"/api/v1", "node", cl.NodeID(),
+	log.Info("hebb serving", "rest", "http://"+ls.http.Addr().String()+"/api/v1", "node", cl.NodeID(),
 		"raft", cfg.RaftAddr, "groups", cl.Info().Groups, "embedder", cl.Info().Embedder, "data_dir", cfg.DataDir)
 	var serveErr error
 	select {
