@@ -25,6 +25,7 @@ const (
 	opRoomsOf    = "roomsof"
 	opChatRooms  = "chatrooms"
 	opInRoom     = "inroom"
+	opChatWatch  = "chatwatch"
 	opConfig     = "config"
 	opSelf       = "self"
 )
@@ -35,6 +36,7 @@ type rpcRequest struct {
 	Now      int64                  // roomsof
 	Filter   raftfsm.ChatRoomFilter // chatrooms
 	Atom     raftfsm.ID             // inroom
+	Watch    ChatWatch              // chatwatch
 	Group    uint32
 	Cmd      []byte
 	Node     NodeInfo
@@ -50,6 +52,7 @@ type rpcResponse struct {
 	Rooms  []raftfsm.RoomView     // roomsof
 	Chats  []raftfsm.ChatRoomView // chatrooms
 	Found  bool                   // inroom
+	Watch  ChatWatchResult        // chatwatch
 	Voters []string               // config: voters then non-voters
 	Self   NodeInfo               // self: the answering node
 
@@ -117,6 +120,10 @@ func (c *Cluster) call(ctx context.Context, addr string, req *rpcRequest) (*rpcR
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(deadline)
+	// A cancelled caller (a closed realtime connection's long poll) stops
+	// waiting at once instead of at the deadline.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
 	if err := gob.NewEncoder(conn).Encode(req); err != nil {
 		return nil, fmt.Errorf("%w: cannot send to %s: %w", ErrUnavailable, addr, err)
 	}
@@ -206,6 +213,8 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 		if err = c.barrier(ctx, g); err == nil {
 			resp.Found = c.fsms[g.ID()].InRoom(req.Atom)
 		}
+	case opChatWatch:
+		resp.Watch, err = c.watchLocal(ctx, g, req.Watch)
 	case opMembership:
 		err = c.changeLocal(ctx, g, req.Change, req.Node)
 	default:

@@ -3,14 +3,21 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/fasthttp/websocket"
 )
 
 // TestE2EForwardWithoutReplica: a node that holds no replica of a group
 // answers requests for it by forwarding them whole, on the REST API and on
-// the chat surface. Two nodes with one replica per group keep every data
+// the chat surface, and serves the chat surface's realtime channel by
+// following the room from the group's leader. Two nodes with one replica per group keep every data
 // group on the first, so the second holds none.
 func TestE2EForwardWithoutReplica(t *testing.T) {
 	c := &testCluster{t: t}
@@ -88,6 +95,47 @@ func TestE2EForwardWithoutReplica(t *testing.T) {
 		}
 	})
 
+	t.Run("realtime", func(t *testing.T) {
+		// The second node follows the room by long polling the first.
+		via, other := argValue(second.spec.args, "--chat-addr"), argValue(first.spec.args, "--chat-addr")
+		token := chatSignIn(t, via)
+		st, room := chatDo(t, via, token, "POST", "/api/rooms", map[string]any{"name": "live"})
+		id, _ := room["id"].(string)
+		if st != 201 || id == "" {
+			t.Fatalf("create room: %d %v", st, room)
+		}
+		st, tok := chatDo(t, via, token, "POST", "/api/auth/partykit-token", map[string]any{"roomId": id})
+		if st != 200 || !strings.HasPrefix(fmt.Sprint(tok["url"]), "ws://"+via+"/") {
+			t.Fatalf("realtime token through the second node: %d %v", st, tok)
+		}
+		url := fmt.Sprintf("%s?token=%s", tok["url"], tok["token"])
+		live := dialLive(t, url)
+		start := live.frame("ready")["cursor"]
+		for i, addr := range []string{other, via, other} {
+			text := fmt.Sprintf("live %d", i)
+			if st, m := chatDo(t, addr, token, "POST", "/api/rooms/"+id+"/messages", map[string]any{"content": text}); st != 201 {
+				t.Fatalf("post %d: %d %v", i, st, m)
+			}
+			if ev := live.frame("message.created"); fmt.Sprint(ev["message"].(map[string]any)["content"]) != text {
+				t.Fatalf("event %d: %v", i, ev)
+			}
+		}
+		replay := dialLive(t, fmt.Sprintf("%s&cursor=%v", url, start))
+		replay.frame("ready")
+		for i := range 3 {
+			if ev := replay.frame("message.created"); fmt.Sprint(ev["message"].(map[string]any)["content"]) != fmt.Sprintf("live %d", i) {
+				t.Fatalf("replayed event %d: %v", i, ev)
+			}
+		}
+		if st, del := chatDo(t, other, token, "DELETE", "/api/rooms/"+id, nil); st != 200 {
+			t.Fatalf("delete room: %d %v", st, del)
+		}
+		live.frame("room.deleted")
+		if code := live.closeCode(); code != 4004 {
+			t.Fatalf("close code after the room was deleted: %d", code)
+		}
+	})
+
 	t.Run("key through the other node", func(t *testing.T) {
 		// A key created through one node works at once on the other.
 		for i, pair := range [][2]*cnode{{first, second}, {second, first}, {first, second}, {second, first}} {
@@ -158,4 +206,53 @@ func chatDo(t *testing.T, addr, token, method, path string, body any) (int, map[
 	var out map[string]any
 	_ = json.NewDecoder(res.Body).Decode(&out)
 	return res.StatusCode, out
+}
+
+// liveConn is a realtime WebSocket of the chat surface.
+type liveConn struct {
+	t  *testing.T
+	ws *websocket.Conn
+}
+
+func dialLive(t *testing.T, url string) *liveConn {
+	t.Helper()
+	ws, res, err := websocket.DefaultDialer.Dial(url, nil)
+	if err != nil {
+		status := 0
+		if res != nil {
+			status = res.StatusCode
+		}
+		t.Fatalf("dial %s: %v (status %d)", url, err, status)
+	}
+	t.Cleanup(func() { _ = ws.Close() })
+	return &liveConn{t: t, ws: ws}
+}
+
+// frame reads the next frame and checks its type.
+func (l *liveConn) frame(typ string) map[string]any {
+	l.t.Helper()
+	_ = l.ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var v map[string]any
+	if err := l.ws.ReadJSON(&v); err != nil {
+		l.t.Fatalf("reading a %s frame: %v", typ, err)
+	}
+	if v["type"] != typ {
+		l.t.Fatalf("frame %v, want type %s", v, typ)
+	}
+	return v
+}
+
+// closeCode reads until the server closes the socket and returns its code.
+func (l *liveConn) closeCode() int {
+	l.t.Helper()
+	_ = l.ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for {
+		if _, _, err := l.ws.ReadMessage(); err != nil {
+			var ce *websocket.CloseError
+			if errors.As(err, &ce) {
+				return ce.Code
+			}
+			l.t.Fatalf("no close frame: %v", err)
+		}
+	}
 }

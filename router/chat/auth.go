@@ -324,7 +324,7 @@ func (s *Server) partykitToken(c *call) error {
 	if err := v.err(); err != nil {
 		return err
 	}
-	if _, _, err := s.memberRoom(c, *body.RoomID); err != nil {
+	if _, _, err := s.followRoom(c, *body.RoomID); err != nil {
 		return err
 	}
 	exp := c.now.Add(s.cfg.TokenTTL)

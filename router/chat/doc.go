@@ -27,6 +27,9 @@
 //     the local replica's event log after the client's cursor and waits on
 //     the room's wake channel, so a client that reconnects with its last
 //     seq receives exactly the events it missed (while the room keeps them).
+//     A node holding no replica of the room's group reads the same log
+//     through the group's leader, by long polls that the next event ends
+//     (feed.go, cluster.ChatWatch), so any node serves any room's channel.
 //   - Every error is the memory service's envelope {code, message,
 //     requestId, retryable, details}; every body is validated and unknown
 //     fields are refused.

@@ -25,11 +25,14 @@ import (
 // Without a cursor the stream starts at the room's current head; with one
 // it first replays every event after it. Close codes: 4003 the user left or
 // was removed, 4004 the room was deleted, 1001 the server is stopping,
-// 1013 this node can no longer serve the room (reconnect).
+// 1013 the room cannot be followed from this node for now (reconnect).
+//
+// Any node serves any room: one without a replica of the room's group
+// follows it by long polling the group's leader (feed.go).
 const (
 	realtimePath     = "/parties/chat/"
 	realtimeBatch    = 100
-	realtimeIdle     = 20 * time.Second // ping and re-check the replica this often
+	realtimeIdle     = 20 * time.Second // ping and re-pick the source after this long without events
 	realtimeWriteMax = 10 * time.Second
 	closeRemoved     = 4003
 	closeRoomDeleted = 4004
@@ -75,7 +78,7 @@ func (s *Server) realtime(ctx *fasthttp.RequestCtx) {
 			return unauthorized("invalid_token", "Realtime token is invalid, expired or for another room")
 		}
 		c.ids = append([]string{user.ID}, user.Aliases...)
-		fsm, view, err := s.memberRoom(c, room)
+		src, view, err := s.followRoom(c, room)
 		if err != nil {
 			return err
 		}
@@ -89,7 +92,7 @@ func (s *Server) realtime(ctx *fasthttp.RequestCtx) {
 		if hasCursor {
 			start = cursor
 		}
-		st := &stream{s: s, fsm: fsm, room: room, userID: user.ID, ids: c.ids, after: start, head: view.Head}
+		st := &stream{s: s, src: src, room: room, userID: user.ID, ids: c.ids, after: start, head: view.Head}
 		if err := upgrader.Upgrade(ctx, st.run); err != nil {
 			s.log.Debug("websocket upgrade", "err", err)
 		}
@@ -120,7 +123,7 @@ func (w *wsConn) retire() { w.once.Do(func() {}) }
 // stream is one connection's position in one room.
 type stream struct {
 	s      *Server
-	fsm    *raftfsm.FSM
+	src    eventSource
 	conn   *wsConn
 	room   string
 	userID string
@@ -177,10 +180,14 @@ func (st *stream) close(code int, text string) {
 
 // loop sends the events after st.after as they commit.
 func (st *stream) loop(ctx context.Context) {
-	tick := time.NewTicker(realtimeIdle)
-	defer tick.Stop()
 	for {
-		feed := st.fsm.ChatEvents(st.room, st.after, realtimeBatch)
+		feed, err := st.src.next(ctx, st.room, st.after)
+		if err != nil {
+			if ctx.Err() == nil {
+				st.close(websocket.CloseTryAgainLater, "reconnect")
+			}
+			return
+		}
 		if feed.Missed {
 			if st.send(map[string]any{"type": "resync", "roomId": st.room, "cursor": feed.Head}) != nil {
 				return
@@ -198,14 +205,8 @@ func (st *stream) loop(ctx context.Context) {
 			st.close(closeRoomDeleted, "room deleted")
 			return
 		}
-		select {
-		case <-feed.Wake:
-		case <-ctx.Done():
+		if !st.idle(ctx) { // the wait ran out
 			return
-		case <-tick.C:
-			if !st.idle(ctx) {
-				return
-			}
 		}
 	}
 }
@@ -232,19 +233,20 @@ func (st *stream) sendAll(events []raftfsm.ChatEvent) (done bool, err error) {
 	return false, nil
 }
 
-// idle pings the client and makes sure this node still serves the room
-// (a replica moved away stops applying: the client reconnects elsewhere).
+// idle pings the client and picks the room's source again: the room's
+// group may have moved to or away from this node (a replica moved away
+// stops applying).
 func (st *stream) idle(ctx context.Context) bool {
 	if st.conn.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(realtimeWriteMax)) != nil {
 		return false
 	}
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	fsm, err := st.s.b.ReadFSM(rctx, st.room)
+	src, err := st.s.source(rctx, st.room)
 	if err != nil {
 		st.close(websocket.CloseTryAgainLater, "reconnect")
 		return false
 	}
-	st.fsm = fsm
+	st.src = src
 	return true
 }

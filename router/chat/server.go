@@ -26,6 +26,12 @@ const Version = "2.0.0"
 // MaxBodySize bounds every request body; more gets 413.
 const MaxBodySize = 64 << 10
 
+// readBodySize is the largest body the server reads before it answers 413
+// (limitBody); a larger one is refused from its headers and the connection
+// closed. Closing on unread input resets the connection, and a client still
+// writing its body may then lose the 413 to a broken pipe.
+const readBodySize = 16 * MaxBodySize
+
 const requestTimeout = 10 * time.Second
 
 // Backend is what the surface needs from the cluster; *cluster.Cluster
@@ -104,7 +110,7 @@ func New(cfg Config, b Backend) *Server {
 	}
 	s.srv = &fasthttp.Server{
 		Handler:               s.routes(),
-		MaxRequestBodySize:    MaxBodySize,
+		MaxRequestBodySize:    readBodySize,
 		ReadTimeout:           60 * time.Second,
 		WriteTimeout:          60 * time.Second,
 		IdleTimeout:           120 * time.Second,
@@ -153,7 +159,19 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	r.DELETE("/api/rooms/{roomId}/participants/{participantId}", s.signedIn(s.hosted(s.removeParticipant)))
 	s.internalRoutes(r)
 	r.GET(realtimePath+"{roomId}", s.realtime)
-	return r.Handler
+	return s.limitBody(r.Handler)
+}
+
+// limitBody answers 413 to a body over MaxBodySize (the transport reads up
+// to readBodySize).
+func (s *Server) limitBody(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if len(ctx.Request.Body()) > MaxBodySize {
+			s.transportError(ctx, fasthttp.ErrBodyTooLarge)
+			return
+		}
+		h(ctx)
+	}
 }
 
 func (s *Server) health(c *call) error {
