@@ -65,6 +65,11 @@ type Cluster struct {
 	stop        chan struct{}
 	stopped     chan struct{}
 	closeOnce   sync.Once
+	// evictions: groups this node was removed from without learning it
+	// (evict.go), and the reconcile loop's bookkeeping of them.
+	evicted    sync.Map // group ID (uint32) -> the local configuration it holds for (configKey)
+	leaderless map[uint32]time.Time
+	demoted    map[uint32]time.Time
 }
 
 // Start opens this node's groups. On a new data dir without --join it
@@ -91,7 +96,8 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot start raft node: %w", err)
 	}
-	c := &Cluster{cfg: cfg, log: cfg.Logger, node: node, meta: NewMeta(), stop: make(chan struct{}), stopped: make(chan struct{})}
+	c := &Cluster{cfg: cfg, log: cfg.Logger, node: node, meta: NewMeta(), stop: make(chan struct{}), stopped: make(chan struct{}),
+		leaderless: map[uint32]time.Time{}, demoted: map[uint32]time.Time{}}
 	node.HandleRPC(c.serveRPC)
 	if err := c.start(ctx); err != nil {
 		c.shutdownMembers()

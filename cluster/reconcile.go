@@ -43,6 +43,7 @@ func (c *Cluster) reconcileOnce() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	v := c.view()
+	c.checkEvictions(ctx, time.Now())
 	if c.metaG.IsLeader() {
 		if err := c.reconcileMeta(ctx, v); err != nil {
 			c.log.Warn("meta membership change failed", "err", err)
@@ -147,9 +148,15 @@ func (c *Cluster) reconcileGroup(ctx context.Context, g *shard.Group, v nodeView
 		}
 	}
 	for _, id := range nonvoters {
-		if !desired[id] {
-			return true, g.RemoveServer(ctx, id)
+		if desired[id] {
+			continue
 		}
+		// A live non-voter learns of its demotion before it goes (evict.go).
+		if addr := c.raftAddrOf(g, id); v.alive[id] && addr != "" && !c.knowsDemotion(ctx, g, id, addr) {
+			return false, nil
+		}
+		c.log.Info("removing replica", "group", g.ID(), "node", id)
+		return true, g.RemoveServer(ctx, id)
 	}
 	for _, id := range voters {
 		gone := !v.present[id] || v.draining[id]
@@ -160,10 +167,30 @@ func (c *Cluster) reconcileGroup(ctx context.Context, g *shard.Group, v nodeView
 			c.log.Info("handing over leadership before leaving the group", "group", g.ID())
 			return true, g.Raft().LeadershipTransfer().Error()
 		}
+		if v.alive[id] {
+			// Demoted first, so that it stops campaigning; removed once it
+			// knows (the non-voter branch above).
+			c.log.Info("demoting replica before removing it", "group", g.ID(), "node", id)
+			return true, g.DemoteVoter(ctx, id)
+		}
 		c.log.Info("removing replica", "group", g.ID(), "node", id)
 		return true, g.RemoveServer(ctx, id)
 	}
 	return false, nil
+}
+
+// raftAddrOf returns the address g's configuration gives node id.
+func (c *Cluster) raftAddrOf(g *shard.Group, id string) string {
+	f := g.Raft().GetConfiguration()
+	if f.Error() != nil {
+		return ""
+	}
+	for _, s := range f.Configuration().Servers {
+		if string(s.ID) == id {
+			return string(s.Address)
+		}
+	}
+	return ""
 }
 
 // knowsAll reports whether gossip has told this node of every member of a

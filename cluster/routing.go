@@ -99,10 +99,15 @@ func (c *Cluster) barrierOnce(ctx context.Context, g *shard.Group) error {
 // that ReadFSM can read it here.
 func (c *Cluster) Hosts(tenant string) bool { return c.hosts(c.groups[c.GroupOf(tenant)]) }
 
-// hosts reports whether this node holds a replica (voter or non-voter) of g.
+// hosts reports whether this node holds a replica (voter or non-voter) of g:
+// its configuration names it, and the group's leader has not removed it
+// without its learning (evict.go).
 func (c *Cluster) hosts(g *shard.Group) bool {
 	voters, nonvoters, err := g.Voters()
-	return err == nil && (contains(voters, c.cfg.NodeID) || contains(nonvoters, c.cfg.NodeID))
+	if err != nil || !(contains(voters, c.cfg.NodeID) || contains(nonvoters, c.cfg.NodeID)) {
+		return false
+	}
+	return !c.evictedFrom(g.ID(), voters, nonvoters)
 }
 
 func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -209,6 +214,14 @@ func (e *NotHostedError) Unwrap() error { return ErrNotHosted }
 func (c *Cluster) leaderOf(ctx context.Context, g *shard.Group) (id, addr string) {
 	if id, addr = g.Leader(); addr != "" || c.members == nil || c.hosts(g) {
 		return id, addr
+	}
+	return c.askLeader(ctx, g)
+}
+
+// askLeader asks the other live nodes for g's leader.
+func (c *Cluster) askLeader(ctx context.Context, g *shard.Group) (id, addr string) {
+	if c.members == nil {
+		return "", ""
 	}
 	for _, m := range c.members.snapshot() {
 		if m.info.NodeID == c.cfg.NodeID || m.status != StatusAlive {

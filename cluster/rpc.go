@@ -46,15 +46,16 @@ type rpcRequest struct {
 }
 
 type rpcResponse struct {
-	Result any
-	Index  uint64
-	Leader NodeInfo               // leader: the group's leader as the answering node sees it
-	Rooms  []raftfsm.RoomView     // roomsof
-	Chats  []raftfsm.ChatRoomView // chatrooms
-	Found  bool                   // inroom
-	Watch  ChatWatchResult        // chatwatch
-	Voters []string               // config: voters then non-voters
-	Self   NodeInfo               // self: the answering node
+	Result    any
+	Index     uint64
+	Leader    NodeInfo               // leader: the group's leader as the answering node sees it
+	Rooms     []raftfsm.RoomView     // roomsof
+	Chats     []raftfsm.ChatRoomView // chatrooms
+	Found     bool                   // inroom
+	Watch     ChatWatchResult        // chatwatch
+	Voters    []string               // config: voters then non-voters
+	Nonvoters []string               // config: the non-voters
+	Self      NodeInfo               // self: the answering node
 
 	Err  string
 	Kind string // sentinel name of Err
@@ -199,7 +200,7 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 	case opConfig:
 		var v, nv []string
 		if v, nv, err = g.Voters(); err == nil {
-			resp.Voters = append(v, nv...)
+			resp.Voters, resp.Nonvoters = append(v, nv...), nv
 		}
 	case opRoomsOf:
 		if err = c.barrier(ctx, g); err == nil {

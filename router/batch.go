@@ -131,10 +131,15 @@ func (s *Server) writeBatch(c *call, underscore bool) error {
 
 // checkBatchLimit applies the atom limit to a group, except to the retry of
 // an Idempotency-Key already answered: it stores nothing and must get the
-// cached response (or the 409) even when the account is at its limit.
+// cached response (or the 409) even when the account is at its limit. A
+// node without a replica of the group leaves both to apply, which replays
+// a known key before it checks the limit.
 func (s *Server) checkBatchLimit(c *call, g *batchGroup, idem *raftfsm.Idempotency) error {
 	if idem != nil && c.settings.Plan.AtomLimit > 0 {
 		fsm, err := s.backend.ReadFSM(c.std, g.tenant)
+		if _, elsewhere := notHosted(err); elsewhere {
+			return nil
+		}
 		if err != nil {
 			return err
 		}

@@ -97,11 +97,22 @@ func (s *Server) roomTenant(c *call, id string, write bool) (string, error) {
 	return id, nil
 }
 
+// roomsUnavailable maps a failure to reach a room's group to the
+// interface's 503, except a *cluster.NotHostedError: plain then forwards
+// the whole request to a node holding the room's group (a room is a tenant
+// of its own, often in another group than the caller's org).
+func roomsUnavailable(err error) error {
+	if _, ok := notHosted(err); ok {
+		return err
+	}
+	return unavailable(msgRoomsUnavail)
+}
+
 // roomView reads a room and the caller's membership from the room's group.
 func (s *Server) roomView(c *call, id string) (raftfsm.RoomView, error) {
 	fsm, err := s.backend.ReadFSM(c.std, id)
 	if err != nil {
-		return raftfsm.RoomView{}, unavailable(msgRoomsUnavail)
+		return raftfsm.RoomView{}, roomsUnavailable(err)
 	}
 	v, found := fsm.Room(id, c.org)
 	if !found {

@@ -93,7 +93,7 @@ func (s *Server) listInvites(c *call) error {
 	}
 	fsm, err := s.backend.ReadFSM(c.std, room.Room.ID)
 	if err != nil {
-		return unavailable(msgRoomsUnavail)
+		return roomsUnavailable(err)
 	}
 	invites := fsm.Invites(room.Room.ID, time.Now().UnixMicro())
 	out := make([]inviteJSON, len(invites))
@@ -151,7 +151,7 @@ func (s *Server) listMembers(c *call) error {
 	}
 	fsm, err := s.backend.ReadFSM(c.std, room.Room.ID)
 	if err != nil {
-		return unavailable(msgRoomsUnavail)
+		return roomsUnavailable(err)
 	}
 	now := time.Now().UnixMicro()
 	members := fsm.Members(room.Room.ID)

@@ -150,13 +150,18 @@ func (s *Server) counted(h func(*call) error) func(*call) error {
 // checkAtomLimit refuses early a write that would take the account past its
 // atom limit (total_atoms, every revision, secrets excluded). The exact check
 // runs again in apply (WriteCmd.Limit), so concurrent writes through any
-// node cannot pass the limit.
+// node cannot pass the limit; a node without a replica of the org's group
+// leaves it to apply (a batch forwarded to a room's group may carry
+// private items too).
 func (s *Server) checkAtomLimit(c *call, tenant string, adding int) error {
 	limit := c.settings.Plan.AtomLimit
 	if limit <= 0 || tenant != c.org {
 		return nil
 	}
 	fsm, err := s.backend.ReadFSM(c.std, c.org)
+	if _, elsewhere := notHosted(err); elsewhere {
+		return nil
+	}
 	if err != nil {
 		return err
 	}

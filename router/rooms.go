@@ -76,7 +76,7 @@ func (s *Server) roomCmd(c *call, cmd *raftfsm.RoomCmd) (*raftfsm.RoomResult, er
 	cmd.At = time.Now().UnixMicro()
 	out, err := s.backend.Propose(c.std, cmd.RoomID, cmd.Encode())
 	if err != nil {
-		return nil, unavailable(msgRoomsUnavail)
+		return nil, roomsUnavailable(err)
 	}
 	res, ok := out.(*raftfsm.RoomResult)
 	if !ok {

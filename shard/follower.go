@@ -49,7 +49,10 @@ func (g *Group) WaitIndex(ctx context.Context, idx uint64) error {
 	return g.fsm.waitApplied(ctx, target, g.done)
 }
 
-// Voters returns the IDs of the group's voters and non-voters.
+// Voters returns the IDs of the group's voters and non-voters, as this
+// replica's latest configuration has them. A replica the leader removed may
+// keep that configuration for good: the leader stops replicating to a
+// server once it appends its removal.
 func (g *Group) Voters() (voters, nonvoters []string, err error) {
 	f := g.raft.GetConfiguration()
 	if err := f.Error(); err != nil {

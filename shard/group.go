@@ -354,6 +354,14 @@ func (g *Group) AddNonvoter(ctx context.Context, id, addr string) error {
 	})
 }
 
+// DemoteVoter makes a voter a non-voter, which stops it from campaigning;
+// only on the leader.
+func (g *Group) DemoteVoter(ctx context.Context, id string) error {
+	return g.changeMembership(ctx, "demote "+id, func(t time.Duration) raft.Future {
+		return g.raft.DemoteVoter(raft.ServerID(id), 0, t)
+	})
+}
+
 // RemoveServer removes a member; only on the leader.
 func (g *Group) RemoveServer(ctx context.Context, id string) error {
 	return g.changeMembership(ctx, "remove "+id, func(t time.Duration) raft.Future {

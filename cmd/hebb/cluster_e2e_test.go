@@ -33,6 +33,7 @@ type cnode struct {
 	*node
 	spec  spec
 	extra []string // the arguments launchNode was given
+	named string   // the node id launchNode was given ("" for a random one)
 	id    string
 }
 
@@ -66,12 +67,16 @@ func startCluster(t *testing.T, n int) *testCluster {
 
 // add starts one more node (joining the cluster unless it is the first) and
 // waits until it is ready.
-func (c *testCluster) add(extra []string) *cnode {
+func (c *testCluster) add(extra []string) *cnode { return c.addNamed("", extra) }
+
+// addNamed is add of a node with the given id (placement is rendezvous
+// hashing of group and node id, so fixed ids give a known placement).
+func (c *testCluster) addNamed(id string, extra []string) *cnode {
 	c.t.Helper()
 	if c.seed != "" {
 		extra = append([]string{"--join", c.seed}, extra...)
 	}
-	cn := c.launchNode(extra)
+	cn := c.launchNamed(id, extra)
 	c.waitUp(cn)
 	cn.readID()
 	if c.seed == "" {
@@ -81,12 +86,22 @@ func (c *testCluster) add(extra []string) *cnode {
 	return cn
 }
 
-func (c *testCluster) launchNode(extra []string) *cnode {
+func (c *testCluster) launchNode(extra []string) *cnode { return c.launchNamed("", extra) }
+
+// launchNamed starts a node with id (random when empty: the node draws
+// one) on a fresh data dir.
+func (c *testCluster) launchNamed(id string, extra []string) *cnode {
 	c.t.Helper()
 	s := spec{dataDir: c.t.TempDir(), httpAddr: freeAddr(c.t), env: []string{"HEBB_BOOTSTRAP_API_KEY=" + clusterKey}}
+	if id != "" {
+		// The node reads its id from the data dir (cluster.nodeID).
+		if err := os.WriteFile(filepath.Join(s.dataDir, "node-id"), []byte(id+"\n"), 0o600); err != nil {
+			c.t.Fatal(err)
+		}
+	}
 	s.args = append([]string{"--raft-addr", freeAddr(c.t), "--gossip-addr", freeAddr(c.t), "--chat-addr", freeAddr(c.t),
 		"--embedder", "hash", "--replicas", "3", "--admin-token", clusterAdmin}, extra...)
-	return &cnode{node: launch(c.t, s), spec: s, extra: extra}
+	return &cnode{node: launch(c.t, s), spec: s, extra: extra, named: id}
 }
 
 // waitUp waits until cn is ready, launching it again on fresh ports and a
@@ -101,7 +116,7 @@ func (c *testCluster) waitUp(cn *cnode) {
 		if !cn.portTaken() || attempt == launchAttempts {
 			c.t.Fatal(err)
 		}
-		*cn = *c.launchNode(cn.extra)
+		*cn = *c.launchNamed(cn.named, cn.extra)
 	}
 }
 

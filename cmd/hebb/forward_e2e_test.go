@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/fasthttp/websocket"
+
+	"github.com/hebbdb/hebb/cluster"
 )
 
 // TestE2EForwardWithoutReplica: a node that holds no replica of a group
@@ -21,8 +23,10 @@ import (
 // group on the first, so the second holds none.
 func TestE2EForwardWithoutReplica(t *testing.T) {
 	c := &testCluster{t: t}
-	first := c.add([]string{"--replicas", "1"})
-	second := c.add([]string{"--replicas", "1"})
+	// These ids make rendezvous placement keep both groups on the first
+	// node; random ones would move a group to the second now and then.
+	first := c.addNamed("holds-all", []string{"--replicas", "1"})
+	second := c.addNamed("holds-none", []string{"--replicas", "1"})
 	v, ok := second.view()
 	if !ok || len(v.Groups) == 0 {
 		t.Fatalf("cluster view: %v %+v", ok, v)
@@ -255,4 +259,139 @@ func (l *liveConn) closeCode() int {
 			l.t.Fatalf("no close frame: %v", err)
 		}
 	}
+}
+
+// TestE2ERoomInAnotherGroup: a memory room is a tenant of its own, placed
+// by its ID, so it often lives in another group than its owner org. Two
+// nodes with one replica per group, each holding one of the two groups:
+// every room route answers through either node, the one holding the org's
+// group but not the room's included.
+func TestE2ERoomInAnotherGroup(t *testing.T) {
+	c := &testCluster{t: t}
+	// These ids make rendezvous placement put group 1 on the first node
+	// and group 2 on the second.
+	a := c.addNamed("split-a0", []string{"--replicas", "1"})
+	b := c.addNamed("split-b0", []string{"--replicas", "1"})
+	waitFor(t, "one group on each node", 30*time.Second, func() bool {
+		v, ok := a.view()
+		for _, g := range v.Groups {
+			want := map[int]string{1: a.id, 2: b.id}[g.GroupID]
+			ok = ok && len(g.Replicas) == 1 && g.Replicas[0] == want
+		}
+		return ok && len(v.Groups) == 2
+	})
+	// Rooms until one lands in the group the org is not in.
+	var room string
+	for i := 0; i < 64 && room == ""; i++ {
+		st, r := apiDo(client, a.httpAddr, "POST", "/memory/rooms", map[string]any{"name": fmt.Sprintf("room %d", i)})
+		id, _ := r["room_id"].(string)
+		org, _ := r["owner_org_id"].(string)
+		if st != 200 || id == "" || org == "" {
+			t.Fatalf("create room: %d %v", st, r)
+		}
+		if cluster.TenantGroup(id, 2) != cluster.TenantGroup(org, 2) {
+			room = id
+		}
+	}
+	if room == "" {
+		t.Fatal("64 rooms, all in the org's group")
+	}
+	addr := "xroom:" + room
+	for i, n := range []*cnode{a, b} {
+		expect := func(what string, st int, body map[string]any, want int) {
+			t.Helper()
+			if st != want {
+				t.Fatalf("through %s: %s: %d %v", n.id, what, st, body)
+			}
+		}
+		st, inv := apiDo(client, n.httpAddr, "POST", "/memory/rooms/"+room+"/invites", map[string]any{"scope": "read"})
+		expect("mint an invite", st, inv, 200)
+		st, list := apiDo(client, n.httpAddr, "GET", "/memory/rooms/"+room+"/invites", nil)
+		expect("list invites", st, list, 200)
+		if invites, _ := list["invites"].([]any); len(invites) != i+1 {
+			t.Fatalf("through %s: %d invites listed, want %d: %v", n.id, len(invites), i+1, list)
+		}
+		st, members := apiDo(client, n.httpAddr, "GET", "/memory/rooms/"+room+"/members", nil)
+		expect("list members", st, members, 200)
+		text := fmt.Sprintf("room fact %d: the deploy freeze starts on Thursday", i)
+		st, w := apiDo(client, n.httpAddr, "POST", "/memory/write", map[string]any{"content": text, "domain": addr})
+		expect("write to the room", st, w, 200)
+		st, r := apiDo(client, n.httpAddr, "POST", "/memory/read", map[string]any{"query": "deploy freeze Thursday", "domain": addr})
+		expect("read the room", st, r, 200)
+		if !strings.Contains(fmt.Sprint(r["items"]), w["atom_id"].(string)) {
+			t.Fatalf("through %s: the room read misses %v: %v", n.id, w["atom_id"], r)
+		}
+		st, batch := apiDo(client, n.httpAddr, "POST", "/memory/write_batch", map[string]any{"items": []map[string]any{
+			{"content": fmt.Sprintf("private note %d about the release train", i)},
+			{"content": fmt.Sprintf("room note %d about the release train", i), "domain": addr}}})
+		expect("a batch of a private and a room item", st, batch, 200)
+		if batch["stored_count"] != float64(2) {
+			t.Fatalf("through %s: batch: %v", n.id, batch)
+		}
+		st, recent := apiDo(client, n.httpAddr, "POST", "/memory/recent", map[string]any{"domain": addr, "limit": 100})
+		expect("recent of the room", st, recent, 200)
+		if items, _ := recent["items"].([]any); len(items) != 2*(i+1) {
+			t.Fatalf("through %s: %d recent room items, want %d: %v", n.id, len(items), 2*(i+1), recent)
+		}
+		st, graph := apiDo(client, n.httpAddr, "POST", "/memory/graph", map[string]any{"seeds": []string{"release"}, "domain": addr})
+		expect("graph of the room", st, graph, 200)
+		if edges, _ := graph["edges"].([]any); len(edges) == 0 {
+			t.Fatalf("through %s: the room's graph has no edge: %v", n.id, graph)
+		}
+		st, fb := apiDo(client, n.httpAddr, "POST", "/memory/feedback", map[string]any{"atom_ids": []any{w["atom_id"]}, "outcome": 1, "domain": addr})
+		expect("feedback in the room", st, fb, 200)
+		if fb["updated_count"] != float64(1) {
+			t.Fatalf("through %s: feedback: %v", n.id, fb)
+		}
+		st, private := apiDo(client, n.httpAddr, "POST", "/memory/read", map[string]any{"query": "private note release train"})
+		expect("read of the private memory", st, private, 200)
+		if !strings.Contains(fmt.Sprint(private["items"]), fmt.Sprintf("private note %d", i)) {
+			t.Fatalf("through %s: the private read misses the batch's private item: %v", n.id, private)
+		}
+		st, got := apiDo(client, n.httpAddr, "GET", "/memory/atoms/"+w["atom_id"].(string), nil)
+		expect("by-id lookup of a room atom (own account only)", st, got, 404)
+	}
+	// With an atom limit, the early check of a batch reads the org's
+	// replica; a batch forwarded to the room's node is answered anyway
+	// (apply checks the limit).
+	org := func() string {
+		st, r := apiDo(client, a.httpAddr, "GET", "/memory/rooms", nil)
+		rooms, _ := r["rooms"].([]any)
+		if st != 200 || len(rooms) == 0 {
+			t.Fatalf("rooms: %d %v", st, r)
+		}
+		return roomOwner(t, a, rooms[0].(map[string]any)["room_id"].(string))
+	}()
+	if st := a.admin("PATCH", "/orgs/"+org+"/settings", map[string]any{"plan": map[string]any{"atom_limit": 1000}}, nil); st != 200 {
+		t.Fatalf("set the atom limit: %d", st)
+	}
+	for i, n := range []*cnode{a, b} {
+		body := map[string]any{"items": []map[string]any{
+			{"content": fmt.Sprintf("limited private note %d", i)},
+			{"content": fmt.Sprintf("limited room note %d", i), "domain": addr}}}
+		if st, out := apiDo(client, n.httpAddr, "POST", "/memory/write_batch", body); st != 200 || out["stored_count"] != float64(2) {
+			t.Fatalf("through %s: a limited batch of a private and a room item: %d %v", n.id, st, out)
+		}
+	}
+	st, arch := apiDo(client, b.httpAddr, "POST", "/memory/rooms/"+room+"/archive", map[string]any{})
+	if st != 200 {
+		t.Fatalf("archive: %d %v", st, arch)
+	}
+	for _, n := range []*cnode{a, b} {
+		if st, w := apiDo(client, n.httpAddr, "POST", "/memory/write", map[string]any{"content": "after the archive", "domain": addr}); st != 403 {
+			t.Fatalf("through %s: write to an archived room: %d %v", n.id, st, w)
+		}
+	}
+}
+
+// roomOwner reads the owner org of a room through the admin placement and
+// room listing: the room's members list names it with role owner.
+func roomOwner(t *testing.T, cn *cnode, room string) string {
+	t.Helper()
+	st, m := apiDo(client, cn.httpAddr, "GET", "/memory/rooms/"+room+"/members", nil)
+	members, _ := m["members"].([]any)
+	if st != 200 || len(members) == 0 {
+		t.Fatalf("members of %s: %d %v", room, st, m)
+	}
+	return members[0].(map[string]any)["org_id"].(string)
 }
