@@ -67,7 +67,10 @@ type Cluster struct {
 	closeOnce   sync.Once
 	// evictions: groups this node was removed from without learning it
 	// (evict.go), and the reconcile loop's bookkeeping of them.
-	evicted    sync.Map // group ID (uint32) -> the local configuration it holds for (configKey)
+	evicted sync.Map // group ID (uint32) -> the local configuration it holds for (configKey)
+	// leaders caches the leader of groups this node holds no replica of,
+	// for the request paths (cachedLeader); group ID (uint32) -> NodeInfo.
+	leaders    sync.Map
 	leaderless map[uint32]time.Time
 	demoted    map[uint32]time.Time
 }

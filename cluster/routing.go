@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -49,13 +50,14 @@ func (c *Cluster) proposeOnce(ctx context.Context, g *shard.Group, cmd []byte) (
 	if g.IsLeader() {
 		return g.Propose(ctx, cmd)
 	}
-	id, addr := c.leaderOf(ctx, g)
+	id, addr := c.cachedLeader(ctx, g)
 	if addr == "" || id == c.cfg.NodeID {
 		return nil, errNoLeader
 	}
 	forwarded.WithLabelValues("propose").Inc()
 	resp, err := c.call(ctx, addr, &rpcRequest{Op: opPropose, Group: g.ID(), Cmd: cmd})
 	if err != nil {
+		c.leaders.Delete(g.ID()) // propose retries a moved leader
 		return nil, err
 	}
 	return resp.Result, nil
@@ -179,11 +181,23 @@ func (c *Cluster) SetHTTPHandler(h func([]byte) []byte) { c.httpHandler.Store(&h
 func (c *Cluster) ForwardHTTP(ctx context.Context, tenant string, raw []byte) ([]byte, error) {
 	g := c.groups[c.GroupOf(tenant)]
 	deadline := time.Now().Add(shard.DefaultTimeout)
+	retried := false
 	for {
-		id, addr := c.leaderOf(ctx, g)
+		id, addr := c.cachedLeader(ctx, g)
 		if addr != "" && id != c.cfg.NodeID {
 			forwarded.WithLabelValues("http").Inc()
 			resp, err := c.call(ctx, addr, &rpcRequest{Op: opHTTP, HTTP: raw})
+			if err == nil && !notHostedAnswer(resp.HTTP) {
+				return resp.HTTP, nil
+			}
+			c.leaders.Delete(g.ID())
+			// A request that never reached the node, or that the node
+			// refused before doing anything, may go to the leader found
+			// afresh; one whose answer was lost may not.
+			if !retried && (err == nil || errors.Is(err, errDial)) {
+				retried = true
+				continue
+			}
 			if err != nil {
 				return nil, unavailable(err)
 			}
@@ -216,6 +230,35 @@ func (c *Cluster) leaderOf(ctx context.Context, g *shard.Group) (id, addr string
 		return id, addr
 	}
 	return c.askLeader(ctx, g)
+}
+
+// cachedLeader is leaderOf for the request paths (proposals and whole
+// requests forwarded): the leader of a group this node holds no replica of
+// is asked once and cached until a call to it fails or it answers that it
+// does not hold the group (NotHostedHeader). Paths that decide membership
+// (drain, status, evictions) ask afresh.
+func (c *Cluster) cachedLeader(ctx context.Context, g *shard.Group) (id, addr string) {
+	if id, addr = g.Leader(); addr != "" || c.members == nil || c.hosts(g) {
+		return id, addr
+	}
+	if n, ok := c.leaders.Load(g.ID()); ok {
+		return n.(NodeInfo).NodeID, n.(NodeInfo).RaftAddr
+	}
+	if id, addr = c.askLeader(ctx, g); addr != "" {
+		c.leaders.Store(g.ID(), NodeInfo{NodeID: id, RaftAddr: addr})
+	}
+	return id, addr
+}
+
+// NotHostedHeader marks the answer of a node that was forwarded a request
+// for a group it does not hold (the router sets it): the forwarding node
+// then looks for the group's leader again.
+const NotHostedHeader = "X-Hebb-Not-Hosted"
+
+// notHostedAnswer reports whether a raw HTTP answer carries NotHostedHeader.
+func notHostedAnswer(raw []byte) bool {
+	head, _, _ := bytes.Cut(raw, []byte("\r\n\r\n"))
+	return bytes.Contains(head, []byte("\r\n"+NotHostedHeader+":"))
 }
 
 // askLeader asks the other live nodes for g's leader.

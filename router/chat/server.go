@@ -18,6 +18,7 @@ import (
 
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/raftfsm"
+	"github.com/hebbdb/hebb/router/relay"
 )
 
 // Version is what GET /health reports (interface §9).
@@ -234,6 +235,9 @@ func (s *Server) fail(c *call, err error) {
 	case errors.As(err, &ae):
 	case errors.As(err, &nh):
 		ae = unavailable("Service unavailable: this node holds no replica of the room").with("reason", "not_hosted")
+		if relay.Relayed(c.ctx) { // the forwarding node looks for the leader again
+			c.ctx.Response.Header.Set(cluster.NotHostedHeader, "1")
+		}
 	case errors.Is(err, cluster.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		ae = unavailable("Service unavailable: no leader answered in time")
 	case errors.Is(err, ErrProvider):

@@ -7,6 +7,8 @@ import (
 	"net"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/hebbdb/hebb/cluster"
 )
 
 // header marks a request a node forwarded, so that it is never forwarded
@@ -41,6 +43,7 @@ func Forward(in *fasthttp.RequestCtx, mark func(*fasthttp.Request), send func(ra
 		return fmt.Errorf("cannot read forwarded answer: %w", err)
 	}
 	resp.CopyTo(&in.Response)
+	in.Response.Header.Del(cluster.NotHostedHeader) // between nodes only
 	return nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/hebbdb/hebb/cluster"
 )
 
 // A request forwarded with Forward and answered by Serve reaches the
@@ -24,6 +26,7 @@ func TestForwardServeRoundTrip(t *testing.T) {
 		}
 		ctx.SetStatusCode(201)
 		ctx.Response.Header.Set("X-Echo-Mark", string(ctx.Request.Header.Peek("X-Mark")))
+		ctx.Response.Header.Set(cluster.NotHostedHeader, "1") // between nodes only
 		ctx.SetBodyString(string(ctx.Method()) + " " + string(ctx.Path()) + " " + string(ctx.PostBody()) +
 			" " + ctx.RemoteIP().String())
 	}
@@ -43,6 +46,9 @@ func TestForwardServeRoundTrip(t *testing.T) {
 	}
 	if got := string(in.Response.Header.Peek("X-Echo-Mark")); got != "1" {
 		t.Fatalf("mark seen by the handler: %q", got)
+	}
+	if in.Response.Header.Peek(cluster.NotHostedHeader) != nil {
+		t.Fatal("the not-hosted mark between nodes reached the caller's answer")
 	}
 	if in.Request.Header.Peek("X-Mark") != nil || Relayed(&in) {
 		t.Fatal("Forward marked the caller's request, not its copy")

@@ -1,0 +1,75 @@
+package cluster
+
+import (
+	"context"
+	"net"
+	"testing"
+)
+
+// TestForwardLeaderCache: a node forwarding requests for a group it holds
+// no replica of caches the group's leader; a cached node that answers it
+// does not hold the group (NotHostedHeader), or cannot be reached, is
+// dropped and the request goes to the leader found afresh.
+func TestForwardLeaderCache(t *testing.T) {
+	t.Parallel()
+	var nodes []*Cluster
+	for i, id := range []string{"c1", "c2", "c3"} {
+		cfg := testConfig(t, id)
+		if i > 0 {
+			cfg.Join = []string{nodes[0].self.GossipAddr}
+		}
+		cfg.Replicas = 1
+		nodes = append(nodes, startWith(t, cfg))
+	}
+	tenant := tenantIn(1)
+	var holder, via, other *Cluster
+	waitUntil(t, "one node holds group 1 and hears its leader", func() bool {
+		var hosts, rest []*Cluster
+		for _, n := range nodes {
+			if n.Hosts(tenant) {
+				hosts = append(hosts, n)
+			} else {
+				rest = append(rest, n)
+			}
+		}
+		if len(hosts) != 1 || len(rest) != 2 {
+			return false
+		}
+		holder, via, other = hosts[0], rest[0], rest[1]
+		_, addr := holder.groups[1].Leader()
+		return addr != ""
+	})
+	holder.SetHTTPHandler(func([]byte) []byte { return []byte("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nholder") })
+	other.SetHTTPHandler(func([]byte) []byte {
+		return []byte("HTTP/1.1 503 Service Unavailable\r\n" + NotHostedHeader + ": 1\r\nContent-Length: 0\r\n\r\n")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	forward := func(what string) {
+		t.Helper()
+		raw, err := via.ForwardHTTP(ctx, tenant, []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+		if err != nil || !bytesHasSuffix(raw, "holder") {
+			t.Fatalf("%s: %q %v", what, raw, err)
+		}
+		if n, ok := via.leaders.Load(uint32(1)); !ok || n.(NodeInfo).NodeID != holder.NodeID() {
+			t.Fatalf("%s: cached leader %v, want %s", what, n, holder.NodeID())
+		}
+	}
+	forward("first request")
+
+	via.leaders.Store(uint32(1), other.self)
+	forward("a cached node that does not hold the group")
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	_ = ln.Close()
+	via.leaders.Store(uint32(1), NodeInfo{NodeID: "gone", RaftAddr: dead})
+	forward("a cached node that cannot be reached")
+}
+
+func bytesHasSuffix(b []byte, s string) bool {
+	return len(b) >= len(s) && string(b[len(b)-len(s):]) == s
+}
