@@ -39,18 +39,18 @@ func clusterTestLogger() *slog.Logger {
 
 // startTestNode starts node id; join lists gossip addresses (empty:
 // bootstrap a new cluster).
-func startTestNode(t *testing.T, id string, join ...string) *Cluster {
+func startTestNode(t testing.TB, id string, join ...string) *Cluster {
 	t.Helper()
 	return startWith(t, testConfig(t, id, join...))
 }
 
-func testConfig(t *testing.T, id string, join ...string) Config {
+func testConfig(t testing.TB, id string, join ...string) Config {
 	return Config{NodeID: id, DataDir: t.TempDir(), RaftAddr: "127.0.0.1:0",
 		GossipAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:1", Join: join, Groups: testGroups, Replicas: 3,
 		Embedder: "test", Dim: testDim, DeadGrace: time.Second, Logger: clusterTestLogger().With("node", id)}
 }
 
-func startWith(t *testing.T, cfg Config) *Cluster {
+func startWith(t testing.TB, cfg Config) *Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
