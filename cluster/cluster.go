@@ -71,6 +71,7 @@ type Cluster struct {
 	// leaders caches the leader of groups this node holds no replica of,
 	// for the request paths (cachedLeader); group ID (uint32) -> NodeInfo.
 	leaders    sync.Map
+	pool       rpcPool // idle node RPC connections (rpcpool.go)
 	leaderless map[uint32]time.Time
 	demoted    map[uint32]time.Time
 }

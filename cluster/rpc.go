@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"encoding/gob"
 	"errors"
@@ -109,64 +108,101 @@ func errorOf(kind, msg string) error {
 	return &remoteError{Kind: kind, Msg: msg}
 }
 
-// call sends one request to the node at addr.
+// call sends one request to the node at addr, over a pooled connection
+// when there is one (rpcpool.go).
 func (c *Cluster) call(ctx context.Context, addr string, req *rpcRequest) (*rpcResponse, error) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(shard.DefaultTimeout)
 	}
 	req.Deadline = deadline
+	if rc := c.pool.get(addr); rc != nil {
+		resp, usable, err := c.exchange(ctx, addr, rc, req, deadline)
+		if err == nil {
+			return c.answer(addr, rc, resp, usable)
+		}
+		_ = rc.conn.Close()
+		if ctx.Err() != nil || !idempotent[req.Op] {
+			return nil, err
+		}
+		// The other node dropped it: once more on a fresh connection.
+	}
 	conn, err := c.node.DialRPC(addr, time.Until(deadline))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w: cannot reach %s: %w", ErrUnavailable, errDial, addr, err)
 	}
-	defer conn.Close()
-	_ = conn.SetDeadline(deadline)
-	// A cancelled caller (a closed realtime connection's long poll) stops
-	// waiting at once instead of at the deadline.
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
-	defer stop()
-	if err := writeGob(conn, req); err != nil {
-		return nil, fmt.Errorf("%w: cannot send to %s: %w", ErrUnavailable, addr, err)
+	rc := newRPCConn(conn)
+	resp, usable, err := c.exchange(ctx, addr, rc, req, deadline)
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
 	}
-	var resp rpcResponse
-	if err := gob.NewDecoder(conn).Decode(&resp); err != nil {
-		return nil, fmt.Errorf("%w: no answer from %s: %w", ErrUnavailable, addr, err)
+	return c.answer(addr, rc, resp, usable)
+}
+
+// exchange sends req on rc and reads the answer. A cancelled caller (a
+// closed realtime connection's long poll) stops waiting at once instead of
+// at the deadline; rc is then no longer usable (its deadline is spent), but
+// an answer read in full is still returned.
+func (c *Cluster) exchange(ctx context.Context, addr string, rc *rpcConn, req *rpcRequest, deadline time.Time) (resp *rpcResponse, usable bool, err error) {
+	_ = rc.conn.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = rc.conn.SetDeadline(time.Now()) })
+	if err := rc.send(req); err != nil {
+		stop()
+		return nil, false, fmt.Errorf("%w: cannot send to %s: %w", ErrUnavailable, addr, err)
+	}
+	resp = &rpcResponse{}
+	err = rc.dec.Decode(resp)
+	usable = stop()
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: no answer from %s: %w", ErrUnavailable, addr, err)
+	}
+	return resp, usable, nil
+}
+
+// answer returns resp's result, keeping rc for reuse when keep is set, and
+// closing it otherwise.
+func (c *Cluster) answer(addr string, rc *rpcConn, resp *rpcResponse, keep bool) (*rpcResponse, error) {
+	if keep {
+		c.pool.put(addr, rc)
+	} else {
+		_ = rc.conn.Close()
 	}
 	if re, ok := resp.Result.(*remoteError); ok {
 		resp.Result = re
 	}
-	return &resp, errorOf(resp.Kind, resp.Err)
+	return resp, errorOf(resp.Kind, resp.Err)
 }
 
-// serveRPC answers one connection.
+// serveRPC answers the requests of one connection, one at a time, until the
+// other node closes it or leaves it idle for serveIdle.
 func (c *Cluster) serveRPC(conn net.Conn) {
 	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(shard.DefaultTimeout + time.Second))
-	var req rpcRequest
-	if err := gob.NewDecoder(conn).Decode(&req); err != nil {
-		return
+	rc := newRPCConn(conn)
+	for {
+		_ = conn.SetDeadline(time.Now().Add(serveIdle))
+		var req rpcRequest
+		if err := rc.dec.Decode(&req); err != nil {
+			return
+		}
+		_ = conn.SetDeadline(time.Now().Add(shard.DefaultTimeout + time.Second))
+		if rc.send(c.serveOne(&req)) != nil {
+			return
+		}
 	}
+}
+
+// serveOne answers one request.
+func (c *Cluster) serveOne(req *rpcRequest) *rpcResponse {
 	ctx, cancel := context.WithDeadline(context.Background(), req.Deadline)
 	defer cancel()
-	resp := c.handle(ctx, &req)
+	resp := c.handle(ctx, req)
 	if resp.Err == "" && resp.Kind == "" {
 		if e, ok := resp.Result.(error); ok {
 			resp.Result = &remoteError{Kind: kindOf(e), Msg: e.Error()}
 		}
 	}
-	_ = writeGob(conn, resp)
-}
-
-// writeGob writes v on a fresh gob stream in one write: gob sends every
-// type descriptor as a message of its own, a write system call each
-// unbuffered (dozens for a request, most of a node RPC's time).
-func writeGob(conn net.Conn, v any) error {
-	w := bufio.NewWriter(conn)
-	if err := gob.NewEncoder(w).Encode(v); err != nil {
-		return err
-	}
-	return w.Flush()
+	return resp
 }
 
 func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
