@@ -82,17 +82,25 @@ type rpcPool struct {
 // get returns an idle connection to addr, nil when there is none; ones
 // idle for poolIdle are closed.
 func (p *rpcPool) get(addr string) *rpcConn {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for conns := p.idle[addr]; len(conns) > 0; conns = p.idle[addr] {
-		rc := conns[len(conns)-1]
-		p.idle[addr] = conns[:len(conns)-1]
-		if time.Since(rc.since) < poolIdle && rc.alive() {
+	for {
+		rc := p.pop(addr)
+		if rc == nil || time.Since(rc.since) < poolIdle && rc.alive() {
 			return rc
 		}
 		_ = rc.conn.Close()
 	}
-	return nil
+}
+
+// pop takes the connection to addr that went idle last, nil when none.
+func (p *rpcPool) pop(addr string) *rpcConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	conns := p.idle[addr]
+	if len(conns) == 0 {
+		return nil
+	}
+	p.idle[addr] = conns[:len(conns)-1]
+	return conns[len(conns)-1]
 }
 
 // put keeps rc for reuse, or closes it when addr has poolPerNode already.

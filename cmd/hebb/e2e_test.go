@@ -163,6 +163,20 @@ func start(t *testing.T, s spec) *node {
 	}
 }
 
+// refused launches a node expected to refuse to start and waits for its
+// exit code; like start, it launches it again when a port picked by
+// freeAddr was taken in between (the refusal under test is another one).
+func refused(t *testing.T, s spec) (*node, int) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		n := launch(t, s)
+		code := n.wait(30 * time.Second)
+		if !n.portTaken() || attempt == launchAttempts {
+			return n, code
+		}
+	}
+}
+
 // launchAttempts bounds the relaunches of a node whose port was taken.
 const launchAttempts = 3
 
@@ -327,8 +341,8 @@ func TestE2ELifecycle(t *testing.T) {
 	}
 
 	// The data dir was made with the default embedder, builtin.
-	n = launch(t, spec{dataDir: dir, args: []string{"--embedder", "hash"}})
-	if code := n.wait(30 * time.Second); code == 0 {
+	n, code := refused(t, spec{dataDir: dir, args: []string{"--embedder", "hash"}})
+	if code == 0 {
 		t.Fatal("restart with another embedder exited 0")
 	}
 	if msg := n.stderr.String(); !strings.Contains(msg, "embedder") || !strings.Contains(msg, "builtin") {
@@ -414,8 +428,8 @@ func TestE2EBootstrapKeyAndEnv(t *testing.T) {
 	})
 	t.Run("malformed bootstrap key", func(t *testing.T) {
 		for _, bad := range []string{"mk_live_short", "mk_live_YOUR_API_KEY"} {
-			n := launch(t, spec{env: []string{"HEBB_BOOTSTRAP_API_KEY=" + bad}})
-			if code := n.wait(30 * time.Second); code == 0 {
+			n, code := refused(t, spec{env: []string{"HEBB_BOOTSTRAP_API_KEY=" + bad}})
+			if code == 0 {
 				t.Errorf("%q: exit code 0", bad)
 			}
 			if !strings.Contains(n.stderr.String(), "HEBB_BOOTSTRAP_API_KEY") {
@@ -443,8 +457,8 @@ func TestE2EResetRefused(t *testing.T) {
 	if code := n.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
-	n = launch(t, spec{dataDir: dir, args: []string{"--admin-token", "adm", "--enable-reset"}})
-	if code := n.wait(30 * time.Second); code == 0 {
+	n, code := refused(t, spec{dataDir: dir, args: []string{"--admin-token", "adm", "--enable-reset"}})
+	if code == 0 {
 		t.Fatal("--enable-reset with two orgs exited 0")
 	}
 	if !strings.Contains(n.stderr.String(), "--enable-reset") {
