@@ -57,13 +57,11 @@ func (c *Cluster) WatchChat(ctx context.Context, w ChatWatch) (ChatWatchResult, 
 	return resp.Watch, nil
 }
 
-// watchLocal answers w from this node's replica of g. Only a stream's
-// start needs the barrier: later calls carry a cursor this group's log
-// already reached, and a replica behind it waits for the events to come.
+// watchLocal answers w from this node's replica of g (the caller checked
+// it holds one). Only a stream's start needs the barrier: later calls carry
+// a cursor this group's log already reached, and a replica behind it waits
+// for the events to come.
 func (c *Cluster) watchLocal(ctx context.Context, g *shard.Group, w ChatWatch) (ChatWatchResult, error) {
-	if !c.hosts(g) {
-		return ChatWatchResult{}, &NotHostedError{Tenant: w.Room}
-	}
 	f := c.fsms[g.ID()]
 	var res ChatWatchResult
 	if w.Wait <= 0 {

@@ -13,12 +13,8 @@ import (
 // from one holding no replica of it (one replica per group, two nodes).
 func TestWatchChat(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, "w1")
-	cfg.Replicas = 1
-	n1 := startWith(t, cfg)
-	cfg = testConfig(t, "w2", n1.self.GossipAddr)
-	cfg.Replicas = 1
-	n2 := startWith(t, cfg)
+	nodes := startNodes(t, 1, "w1", "w2")
+	n1, n2 := nodes[0], nodes[1]
 	const room = "chat_01JWATCHTEST0000000000000"
 	var holder, follower *Cluster
 	waitUntil(t, "one node holds the room's group", func() bool {

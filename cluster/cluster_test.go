@@ -50,6 +50,24 @@ func testConfig(t testing.TB, id string, join ...string) Config {
 		Embedder: "test", Dim: testDim, DeadGrace: time.Second, Logger: clusterTestLogger().With("node", id)}
 }
 
+// startNodes starts nodes ids, the others joining the first, each keeping
+// replicas replicas of a group (0: testConfig's).
+func startNodes(t testing.TB, replicas int, ids ...string) []*Cluster {
+	t.Helper()
+	var nodes []*Cluster
+	for _, id := range ids {
+		cfg := testConfig(t, id)
+		if len(nodes) > 0 {
+			cfg.Join = []string{nodes[0].self.GossipAddr}
+		}
+		if replicas > 0 {
+			cfg.Replicas = replicas
+		}
+		nodes = append(nodes, startWith(t, cfg))
+	}
+	return nodes
+}
+
 func startWith(t testing.TB, cfg Config) *Cluster {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)

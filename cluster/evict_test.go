@@ -12,8 +12,7 @@ import (
 // configuration still names is not taken for removed.
 func TestEvictionMark(t *testing.T) {
 	t.Parallel()
-	n1 := startTestNode(t, "e1")
-	n2 := startTestNode(t, "e2", n1.self.GossipAddr)
+	n2 := startNodes(t, 0, "e1", "e2")[1]
 	const gid = 1
 	tenant := tenantIn(gid)
 	g := n2.groups[gid]

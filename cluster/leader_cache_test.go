@@ -12,15 +12,7 @@ import (
 // dropped and the request goes to the leader found afresh.
 func TestForwardLeaderCache(t *testing.T) {
 	t.Parallel()
-	var nodes []*Cluster
-	for i, id := range []string{"c1", "c2", "c3"} {
-		cfg := testConfig(t, id)
-		if i > 0 {
-			cfg.Join = []string{nodes[0].self.GossipAddr}
-		}
-		cfg.Replicas = 1
-		nodes = append(nodes, startWith(t, cfg))
-	}
+	nodes := startNodes(t, 1, "c1", "c2", "c3")
 	tenant := tenantIn(1)
 	var holder, via, other *Cluster
 	waitUntil(t, "one node holds group 1 and hears its leader", func() bool {

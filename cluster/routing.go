@@ -226,10 +226,18 @@ func (e *NotHostedError) Unwrap() error { return ErrNotHosted }
 // holds one, else as the other nodes see it (a node without a replica hears
 // no heartbeats of the group).
 func (c *Cluster) leaderOf(ctx context.Context, g *shard.Group) (id, addr string) {
-	if id, addr = g.Leader(); addr != "" || c.members == nil || c.hosts(g) {
+	if id, addr, ok := c.localLeader(g); ok {
 		return id, addr
 	}
 	return c.askLeader(ctx, g)
+}
+
+// localLeader returns g's leader as this node knows it; ok is false when
+// only the other nodes can tell (a node without a replica hears no
+// heartbeats of the group).
+func (c *Cluster) localLeader(g *shard.Group) (id, addr string, ok bool) {
+	id, addr = g.Leader()
+	return id, addr, addr != "" || c.members == nil || c.hosts(g)
 }
 
 // cachedLeader is leaderOf for the request paths (proposals and whole
@@ -238,7 +246,7 @@ func (c *Cluster) leaderOf(ctx context.Context, g *shard.Group) (id, addr string
 // does not hold the group (NotHostedHeader). Paths that decide membership
 // (drain, status, evictions) ask afresh.
 func (c *Cluster) cachedLeader(ctx context.Context, g *shard.Group) (id, addr string) {
-	if id, addr = g.Leader(); addr != "" || c.members == nil || c.hosts(g) {
+	if id, addr, ok := c.localLeader(g); ok {
 		return id, addr
 	}
 	if n, ok := c.leaders.Load(g.ID()); ok {

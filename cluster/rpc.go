@@ -263,7 +263,11 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 			resp.Found = c.fsms[g.ID()].InRoom(req.Atom)
 		}
 	case opChatWatch:
-		resp.Watch, err = c.watchLocal(ctx, g, req.Watch)
+		if !c.hosts(g) { // a stale leader lookup
+			err = &NotHostedError{Tenant: req.Watch.Room}
+		} else {
+			resp.Watch, err = c.watchLocal(ctx, g, req.Watch)
+		}
 	case opMembership:
 		err = c.changeLocal(ctx, g, req.Change, req.Node)
 	default:

@@ -13,8 +13,8 @@ import (
 //
 //	go test -run '^$' -bench NodeRPC -benchtime 2000x ./cluster/
 func BenchmarkNodeRPC(b *testing.B) {
-	n1 := startTestNode(b, "b1")
-	n2 := startTestNode(b, "b2", n1.self.GossipAddr)
+	nodes := startNodes(b, 0, "b1", "b2")
+	n1, n2 := nodes[0], nodes[1]
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := n1.call(ctx, n2.self.RaftAddr, &rpcRequest{Op: opApplied, Group: 1}); err != nil {

@@ -15,8 +15,8 @@ import (
 // kept.
 func TestRPCPool(t *testing.T) {
 	t.Parallel()
-	n1 := startTestNode(t, "p1")
-	n2 := startTestNode(t, "p2", n1.self.GossipAddr)
+	nodes := startNodes(t, 0, "p1", "p2")
+	n1, n2 := nodes[0], nodes[1]
 	addr := n2.self.RaftAddr
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()

@@ -22,8 +22,9 @@ func (s *Server) forward(c *call, tenant string) error {
 	fw, ok := s.backend.(Forwarder)
 	if !ok || relay.Relayed(c.ctx) {
 		e := unavailable("Service unavailable: no replica of the tenant's group answered")
-		// The forwarding node looks for the leader again.
-		e.Header = map[string]string{cluster.NotHostedHeader: "1"}
+		if ok { // relayed: the forwarding node looks for the leader again
+			e.Header = map[string]string{cluster.NotHostedHeader: "1"}
+		}
 		return e
 	}
 	return relay.Forward(c.ctx, func(req *fasthttp.Request) { markForward(c, req) }, func(raw []byte) ([]byte, error) { return fw.ForwardHTTP(c.std, tenant, raw) })

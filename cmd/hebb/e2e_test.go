@@ -145,34 +145,38 @@ func cleanEnv() []string {
 	return out
 }
 
-// start launches a node and waits until /health/ready reports ready. A
-// node that exits because a port picked by freeAddr was taken in between
-// (by another test's process or connection) is launched again on fresh
-// ports and, unless the test chose one, a fresh data dir.
+// start launches a node and waits until /health/ready reports ready.
 func start(t *testing.T, s spec) *node {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		n := launch(t, s)
-		err := n.awaitReady()
-		if err == nil {
-			return n
-		}
-		if !n.portTaken() || attempt == launchAttempts {
-			t.Fatal(err)
-		}
+	var err error
+	n := relaunched(t, s, func(n *node) { err = n.awaitReady() })
+	if err != nil {
+		t.Fatal(err)
 	}
+	return n
 }
 
 // refused launches a node expected to refuse to start and waits for its
-// exit code; like start, it launches it again when a port picked by
-// freeAddr was taken in between (the refusal under test is another one).
+// exit code.
 func refused(t *testing.T, s spec) (*node, int) {
+	t.Helper()
+	var code int
+	n := relaunched(t, s, func(n *node) { code = n.wait(30 * time.Second) })
+	return n, code
+}
+
+// relaunched launches a node and runs settle on it. A node that exited
+// because a port picked by freeAddr was taken in between (by another
+// test's process or connection: the ephemeral range) is launched again on
+// fresh ports and, unless the test chose one, a fresh data dir; the last
+// launch is returned.
+func relaunched(t *testing.T, s spec, settle func(*node)) *node {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		n := launch(t, s)
-		code := n.wait(30 * time.Second)
+		settle(n)
 		if !n.portTaken() || attempt == launchAttempts {
-			return n, code
+			return n
 		}
 	}
 }
