@@ -9,11 +9,20 @@ import (
 
 // Segment is one arena a Searcher searches: Rows rows of the quantizer's
 // dimension. Codes, when not nil, encodes exactly those rows; a segment
-// without codes is scanned exactly.
+// without codes is scanned exactly. A segment whose rows are kept outside
+// memory has a nil Arena and a Reader; it must have codes, since only the
+// few rows a search evaluates exactly are read.
 type Segment struct {
-	Arena []float32
-	Rows  int
-	Codes *Codes
+	Arena  []float32
+	Reader RowReader
+	Rows   int
+	Codes  *Codes
+}
+
+// RowReader reads the rows of a segment kept outside memory.
+type RowReader interface {
+	// ReadRow copies row's vector into dst (the quantizer's dimension).
+	ReadRow(row int, dst []float32)
 }
 
 // Hit is a row a search returns.
@@ -86,6 +95,7 @@ type Searcher struct {
 	order   []int
 	scores  []float32
 	hits    []Hit
+	buf     []float32 // a row read from a segment's reader
 	stats   SearchStats
 }
 
@@ -160,7 +170,11 @@ func (s *Searcher) begin(vec []float32, segs []Segment, opt *SearchOptions) bool
 	s.off = s.off[:0]
 	total := 0
 	for i, sg := range segs {
-		checkArena(s.q.dim, len(sg.Arena), s.q.dim, sg.Rows)
+		if sg.Reader == nil || sg.Arena != nil {
+			checkArena(s.q.dim, len(sg.Arena), s.q.dim, sg.Rows)
+		} else if sg.Codes == nil {
+			panic(fmt.Sprintf("vecmath: segment %d has a reader and no codes", i))
+		}
 		if c := sg.Codes; c != nil && (c.n != sg.Rows || c.q.pdim != s.q.pdim) {
 			panic(fmt.Sprintf("vecmath: segment %d has %d rows and %d codes", i, sg.Rows, c.n))
 		}
@@ -437,8 +451,7 @@ func (s *Searcher) eval(seg, row int, w float32, known bool) bool {
 			}
 		}
 	}
-	d := s.q.dim
-	sim := s.dot(s.vec, s.seg[seg].Arena[row*d:(row+1)*d])
+	sim := s.dot(s.vec, s.row(seg, row))
 	s.stats.Exact++
 	score := sim * w
 	if score != score {
@@ -446,6 +459,18 @@ func (s *Searcher) eval(seg, row int, w float32, known bool) bool {
 	}
 	s.hits = append(s.hits, Hit{Seg: seg, Row: row, Sim: sim, Score: score})
 	return true
+}
+
+// row returns a row's vector: its arena's memory, or the searcher's buffer
+// filled by the segment's reader.
+func (s *Searcher) row(seg, row int) []float32 {
+	d := s.q.dim
+	if sg := &s.seg[seg]; sg.Arena != nil || sg.Reader == nil {
+		return sg.Arena[row*d : (row+1)*d]
+	}
+	s.buf = grow(s.buf, d)
+	s.seg[seg].Reader.ReadRow(row, s.buf)
+	return s.buf
 }
 
 // kth returns the K-th best score of the hits (at least K of them).
