@@ -25,6 +25,9 @@ const MetaGroupID = 0
 const (
 	MaxMetaVoters    = 5
 	DefaultDeadGrace = 30 * time.Second
+	// DefaultVectorsOnDiskAbove keeps a group's vectors in memory up to
+	// 256Ki rows (384 MiB at 384 dimensions).
+	DefaultVectorsOnDiskAbove = 1 << 18
 )
 
 // Config is the cluster part of `hebb serve`.
@@ -44,6 +47,10 @@ type Config struct {
 	// DeadGrace is how long a node may be dead before its replicas are
 	// replaced (default DefaultDeadGrace).
 	DeadGrace time.Duration
+	// VectorsOnDiskAbove is the rows of a data group from which the vectors
+	// of full blocks live in a file under DataDir (raftfsm.FSM.DiskVectors);
+	// 0 keeps them all in memory.
+	VectorsOnDiskAbove int
 	Logger    *slog.Logger
 }
 
@@ -158,6 +165,7 @@ func (c *Cluster) startDataGroups(ctx context.Context) error {
 	c.fsms = make([]*raftfsm.FSM, c.info.Groups+1)
 	for g := 1; g <= c.info.Groups; g++ {
 		c.fsms[g] = raftfsm.New(c.info.Dim)
+		c.fsms[g].DiskVectors(c.cfg.DataDir, c.cfg.VectorsOnDiskAbove)
 		if c.groups[g], err = c.node.StartGroup(c.groupConfig(uint32(g)), c.fsms[g]); err != nil {
 			return fmt.Errorf("cannot start group %d: %w", g, err)
 		}

@@ -22,11 +22,14 @@ type domainIndex struct {
 	// shared is set when a snapshot holds on to the blocks' rows (freeze):
 	// the next write that would overwrite a row copies the blocks first.
 	shared bool
+	vs     *vecStore // the state's: where full blocks go to disk (spill.go)
 }
 
-// arenaBlock is up to arenaRows contiguous rows and their codes.
+// arenaBlock is up to arenaRows contiguous rows and their codes. Its rows
+// are in memory (vecs) or, in a large state, on disk (disk; spill.go).
 type arenaBlock struct {
 	vecs  []float32
+	disk  *diskBlock
 	codes *vecmath.Codes // nil while the domain keeps no codes
 }
 
@@ -46,13 +49,34 @@ var codedRows = 1024
 
 func (d *domainIndex) empty() bool { return len(d.rows) == 0 && d.secrets == 0 }
 
-// row is row i's vector.
-func (d *domainIndex) row(i, dim int) []float32 {
+// rowTo returns row i's vector: the block's memory, or buf (at least dim
+// long) filled from disk.
+func (d *domainIndex) rowTo(i, dim int, buf []float32) []float32 {
+	b := &d.blocks[i/arenaRows]
 	j := i % arenaRows
-	return d.blocks[i/arenaRows].vecs[j*dim : (j+1)*dim]
+	if b.disk != nil {
+		buf = buf[:dim]
+		b.disk.ReadRow(j, buf)
+		return buf
+	}
+	return b.vecs[j*dim : (j+1)*dim]
 }
 
-func (d *domainIndex) vec(a *Atom, dim int) []float32 { return d.row(int(a.slot), dim) }
+// vecTo is rowTo of a's row.
+func (d *domainIndex) vecTo(a *Atom, dim int, buf []float32) []float32 {
+	return d.rowTo(int(a.slot), dim, buf)
+}
+
+// memVec is a's row if it is in memory, nil if it is on disk.
+func (d *domainIndex) memVec(a *Atom, dim int) []float32 {
+	if d.blocks[int(a.slot)/arenaRows].disk != nil {
+		return nil
+	}
+	return d.rowTo(int(a.slot), dim, nil)
+}
+
+// blockRows is the number of rows in block k.
+func (d *domainIndex) blockRows(k int) int { return min(len(d.rows)-k*arenaRows, arenaRows) }
 
 // coded reports whether searches of the domain go through its codes.
 func (d *domainIndex) coded() bool { return len(d.rows) >= codedRows }
@@ -65,33 +89,51 @@ func (d *domainIndex) hasCodes() bool { return len(d.blocks) > 0 && d.blocks[0].
 func (d *domainIndex) segments(segs []vecmath.Segment) []vecmath.Segment {
 	for k := range d.blocks {
 		b := &d.blocks[k]
-		segs = append(segs, vecmath.Segment{Arena: b.vecs, Rows: min(len(d.rows)-k*arenaRows, arenaRows), Codes: b.codes})
+		sg := vecmath.Segment{Arena: b.vecs, Rows: d.blockRows(k), Codes: b.codes}
+		if b.disk != nil {
+			sg.Reader = b.disk
+		}
+		segs = append(segs, sg)
 	}
 	return segs
 }
 
-// dotAll writes the dot product of vec with every row to scores.
+// dotAll writes the dot product of vec with every row to scores. Domains
+// searched without codes use it, and their rows are in memory (blocks go to
+// disk in coded domains only); a block on disk is read whole.
 func (d *domainIndex) dotAll(vec []float32, dim int, scores []float32) {
 	for k := range d.blocks {
-		from := k * arenaRows
-		vecmath.DotArena(vec, d.blocks[k].vecs, dim, scores[from:min(from+arenaRows, len(d.rows))])
+		from, n := k*arenaRows, d.blockRows(k)
+		vecs := d.blocks[k].vecs
+		if b := d.blocks[k].disk; b != nil {
+			vecs = make([]float32, n*dim)
+			b.read(0, vecs)
+		}
+		vecmath.DotArena(vec, vecs, dim, scores[from:from+n])
 	}
 }
 
 func (d *domainIndex) add(a *Atom, vec []float32) {
-	b := d.addRow(a, vec)
+	k := d.addRow(a, vec)
+	b := &d.blocks[k]
 	switch {
 	case b.codes != nil:
-		b.codes.Reserve(cap(b.vecs) / len(vec)) // grows with the rows
+		if b.disk == nil {
+			b.codes.Reserve(cap(b.vecs) / len(vec)) // grows with the rows
+		}
 		b.codes.Append(vec)
 	case d.coded():
 		d.encodeAll(len(vec))
 	}
+	if d.vs.spilling && b.disk == nil && d.coded() {
+		d.spill(k, len(vec))
+	}
 }
 
 // addRow appends a's row to the last block (a new one when it is full) and
-// returns that block; the caller keeps its codes.
-func (d *domainIndex) addRow(a *Atom, vec []float32) *arenaBlock {
+// returns that block's index; the caller keeps its codes, and moves the
+// block to disk when the state spills (add, or spillFull in a restore).
+func (d *domainIndex) addRow(a *Atom, vec []float32) int {
 	i := len(d.rows)
 	a.slot = int32(i)
 	d.rows = append(d.rows, a)
@@ -104,23 +146,33 @@ func (d *domainIndex) addRow(a *Atom, vec []float32) *arenaBlock {
 		d.blocks = append(d.blocks, b)
 	}
 	b := &d.blocks[k]
-	b.vecs = appendRow(b.vecs, vec)
-	return b
+	if b.disk != nil {
+		b.disk.write(i%arenaRows, vec)
+	} else {
+		b.vecs = appendRow(b.vecs, vec)
+	}
+	d.vs.counted(1)
+	return k
 }
 
 // encodeAll gives every block the codes of its rows.
 func (d *domainIndex) encodeAll(dim int) {
 	for k := range d.blocks {
-		d.blocks[k].encode(dim)
+		d.blocks[k].encode(d.blockRows(k), dim)
 	}
 }
 
-// encode gives the block the codes of its rows.
-func (b *arenaBlock) encode(dim int) {
+// encode gives the block the codes of its n rows.
+func (b *arenaBlock) encode(n, dim int) {
+	vecs := b.vecs
+	if b.disk != nil {
+		vecs = make([]float32, n*dim)
+		b.disk.read(0, vecs)
+	}
 	b.codes = vecmath.NewCodes(quantizer(dim))
-	b.codes.Reserve(len(b.vecs) / dim)
-	for j := range len(b.vecs) / dim {
-		b.codes.Append(b.vecs[j*dim : (j+1)*dim])
+	b.codes.Reserve(max(n, cap(b.vecs)/dim))
+	for j := range n {
+		b.codes.Append(vecs[j*dim : (j+1)*dim])
 	}
 }
 
@@ -129,15 +181,19 @@ func (b *arenaBlock) encode(dim int) {
 // and encoding is most of a restore's work. Codes are a function of the
 // rows, so the order the blocks are encoded in does not matter.
 func encodeCoded(doms map[string]*domainIndex, dim int) {
-	var blocks []*arenaBlock
+	type job struct {
+		b *arenaBlock
+		n int
+	}
+	var jobs []job
 	for _, d := range doms {
 		if d.coded() && !d.hasCodes() {
 			for k := range d.blocks {
-				blocks = append(blocks, &d.blocks[k])
+				jobs = append(jobs, job{&d.blocks[k], d.blockRows(k)})
 			}
 		}
 	}
-	fanout(len(blocks), func(i int) { blocks[i].encode(dim) })
+	fanout(len(jobs), func(i int) { jobs[i].b.encode(jobs[i].n, dim) })
 }
 
 // appendRow appends vec to a block's rows. A block doubles until it can
@@ -158,35 +214,37 @@ func appendRow(arena, vec []float32) []float32 {
 // remove swap-removes a's row; the last row moves into its slot.
 func (d *domainIndex) remove(a *Atom, dim int) {
 	if d.shared {
-		for k := range d.blocks {
-			d.blocks[k].vecs = slices.Clone(d.blocks[k].vecs)
-		}
-		d.shared = false
+		d.unshare(dim)
 	}
 	last := len(d.rows) - 1
 	slot := int(a.slot)
 	if slot != last {
 		moved := d.rows[last]
-		copy(d.row(slot, dim), d.row(last, dim))
+		row := d.rowTo(last, dim, make([]float32, dim))
+		d.setRow(slot, dim, row)
 		d.rows[slot] = moved
 		moved.slot = a.slot
 		if b := &d.blocks[slot/arenaRows]; b.codes != nil {
 			if slot/arenaRows == last/arenaRows {
 				b.codes.Move(slot%arenaRows, last%arenaRows)
 			} else {
-				b.codes.Set(slot%arenaRows, d.row(slot, dim)) // a function of the row
+				b.codes.Set(slot%arenaRows, row) // a function of the row
 			}
 		}
 	}
 	lb := &d.blocks[last/arenaRows]
-	lb.vecs = lb.vecs[:(last%arenaRows)*dim]
+	if lb.disk == nil {
+		lb.vecs = lb.vecs[:(last%arenaRows)*dim]
+	}
 	if lb.codes != nil {
 		lb.codes.Truncate(last % arenaRows)
 	}
 	if last%arenaRows == 0 && last > 0 {
+		lb.free()
 		d.blocks[len(d.blocks)-1] = arenaBlock{}
 		d.blocks = d.blocks[:len(d.blocks)-1] // its last row left
 	}
+	d.vs.counted(-1)
 	if d.hasCodes() && last < codedRows/4 {
 		for k := range d.blocks {
 			d.blocks[k].codes = nil // small again: the memory is worth more
@@ -195,4 +253,39 @@ func (d *domainIndex) remove(a *Atom, dim int) {
 	d.rows[last] = nil
 	d.rows = d.rows[:last]
 	a.slot = -1
+	if !d.coded() {
+		d.load(dim) // searched without codes again: rows in memory
+	}
+}
+
+// setRow overwrites row i with row.
+func (d *domainIndex) setRow(i, dim int, row []float32) {
+	b := &d.blocks[i/arenaRows]
+	j := i % arenaRows
+	if b.disk != nil {
+		b.disk.write(j, row)
+		return
+	}
+	copy(b.vecs[j*dim:(j+1)*dim], row)
+}
+
+// unshare gives the domain blocks of its own once a snapshot holds on to
+// them (freeze): rows in memory are copied, blocks on disk move to fresh
+// extents (the snapshot's stay until it is done, vecFile.pin).
+func (d *domainIndex) unshare(dim int) {
+	for k := range d.blocks {
+		b := &d.blocks[k]
+		if b.disk == nil {
+			b.vecs = slices.Clone(b.vecs)
+			continue
+		}
+		n := d.blockRows(k)
+		vecs := make([]float32, n*dim)
+		b.disk.read(0, vecs)
+		old := b.disk
+		b.disk = old.file.block(dim)
+		b.disk.write(0, vecs)
+		old.free()
+	}
+	d.shared = false
 }

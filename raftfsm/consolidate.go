@@ -69,14 +69,18 @@ func (f *FSM) applyConsolidate(c *ConsolidateCmd) *ConsolidateResult {
 	}
 	merged := 0
 	assigned := make(map[*Atom]bool, len(live))
+	vecs := make(map[*Atom][]float32, len(live)) // read once: rows may be on disk
+	for _, a := range live {
+		vecs[a] = d.vecTo(a, f.dim, make([]float32, f.dim))
+	}
 	for i, seed := range live {
 		if assigned[seed] {
 			continue
 		}
 		group := []*Atom{seed}
-		sv := d.vec(seed, f.dim)
+		sv := vecs[seed]
 		for _, other := range live[i+1:] {
-			if !assigned[other] && vecmath.DotRef(sv, d.vec(other, f.dim)) >= clusterCos {
+			if !assigned[other] && vecmath.DotRef(sv, vecs[other]) >= clusterCos {
 				group = append(group, other)
 			}
 		}
@@ -99,8 +103,9 @@ func (f *FSM) addPrototype(t *tenant, c *ConsolidateCmd, group []*Atom, n int) {
 	centroid := make([]float32, f.dim)
 	best := group[0]
 	var concepts []string
+	row := make([]float32, f.dim)
 	for _, a := range group {
-		for i, x := range d.vec(a, f.dim) {
+		for i, x := range d.vecTo(a, f.dim, row) {
 			centroid[i] += x
 		}
 		if a.AccessCount > best.AccessCount {

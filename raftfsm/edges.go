@@ -86,7 +86,7 @@ func (r *edgeRec) side(c int32) int {
 // binary search and a short copy each.
 type edgeSet struct {
 	concepts conceptIDs
-	pairs    map[uint64]int32 // pairKey of the ids of A and B -> edge number
+	pairs    pairIndex // pairKey of the ids of A and B -> edge number
 	slab     [][]edgeRec
 	adj      [][]int32    // concept id -> its edges, creation order
 	strong   []int32      // concept id -> how many of its edges weigh edgeTopFloor or more
@@ -99,7 +99,7 @@ type edgeSet struct {
 }
 
 func newEdgeSet() edgeSet {
-	return edgeSet{concepts: newConceptIDs(), pairs: make(map[uint64]int32)}
+	return edgeSet{concepts: newConceptIDs(), pairs: newPairIndex(0)}
 }
 
 func pairKey(a, b int32) uint64 { return uint64(uint32(a))<<32 | uint64(uint32(b)) }
@@ -139,7 +139,7 @@ func (s *edgeSet) get(a, b string) *edgeRec {
 	if !okA || !okB {
 		return nil
 	}
-	if n, ok := s.pairs[pairKey(ia, ib)]; ok {
+	if n, ok := s.pairs.get(pairKey(ia, ib)); ok {
 		return s.rec(n)
 	}
 	return nil
@@ -160,7 +160,7 @@ func (s *edgeSet) touch(a, b string, eta, outcome float64, hasOutcome bool, at i
 // touchIDs is touch of the concepts of ids ia and ib, the name of ia
 // sorting first.
 func (s *edgeSet) touchIDs(ia, ib int32, eta, outcome float64, hasOutcome bool, at int64) *edgeRec {
-	n, ok := s.pairs[pairKey(ia, ib)]
+	n, ok := s.pairs.get(pairKey(ia, ib))
 	if ok {
 		s.own(n)
 	} else {
@@ -198,7 +198,7 @@ func (s *edgeSet) add(r edgeRec, ia, ib int32) int32 {
 		s.inTop = append(s.inTop, 0)
 	}
 	s.count++
-	s.pairs[pairKey(ia, ib)] = n
+	s.pairs.put(pairKey(ia, ib), n)
 	r.id = [2]int32{ia, ib}
 	*s.rec(n) = r
 	for _, c := range [2]int32{ia, ib} {

@@ -10,11 +10,29 @@ type FSM struct {
 	mu      sync.RWMutex
 	dim     int
 	tenants map[string]*tenant
+	vs      *vecStore // rows on disk (spill.go)
 }
 
-// New returns an empty state machine for vectors of dimension dim.
+// New returns an empty state machine for vectors of dimension dim. It keeps
+// every row in memory until told otherwise (DiskVectors).
 func New(dim int) *FSM {
-	return &FSM{dim: dim, tenants: make(map[string]*tenant)}
+	vs := &vecStore{dim: dim, dir: diskDefault.dir, above: diskDefault.rows}
+	return &FSM{dim: dim, tenants: make(map[string]*tenant), vs: vs}
+}
+
+// diskDefault is the DiskVectors of every new state: none, but tests run
+// the whole suite with rows on disk.
+var diskDefault struct {
+	dir  string
+	rows int
+}
+
+// DiskVectors makes the state keep the rows of full blocks in a file in dir
+// (created there, unlinked at once) from the moment it holds rows rows in
+// all; rows <= 0 keeps every row in memory. Call it before the first Apply
+// or Restore.
+func (f *FSM) DiskVectors(dir string, rows int) {
+	f.vs.dir, f.vs.above = dir, max(rows, 0)
 }
 
 // Dim is the vector dimension of the group.
@@ -37,6 +55,7 @@ func (f *FSM) Apply(_ uint64, cmd []byte) any {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	defer spillAll(f.vs, f.tenants, f.dim)
 	switch c := c.(type) {
 	case *WriteCmd:
 		return f.applyWrite(c, pre)
@@ -57,6 +76,8 @@ func (f *FSM) Apply(_ uint64, cmd []byte) any {
 		return f.applyConsolidate(c)
 	case *ResetCmd:
 		f.tenants = make(map[string]*tenant)
+		f.vs.close()
+		f.vs = f.vs.fresh()
 		return nil
 	}
 	panic("raftfsm: command without an apply function")
@@ -65,7 +86,7 @@ func (f *FSM) Apply(_ uint64, cmd []byte) any {
 func (f *FSM) tenantFor(id string) *tenant {
 	t := f.tenants[id]
 	if t == nil {
-		t = newTenant(id)
+		t = newTenant(id, f.vs)
 		f.tenants[id] = t
 	}
 	return t

@@ -27,6 +27,7 @@ type gate struct {
 	segs   []vecmath.Segment // the domain's blocks
 	scores []float32
 	top    []int
+	row    []float32 // a row read from disk
 	// the search under way
 	d       *domainIndex
 	targets []*Atom
@@ -82,6 +83,14 @@ func (g *gate) nearest(d *domainIndex, vec []float32, targets []*Atom, split boo
 	return best, cos
 }
 
+// rowBuf is the gate's buffer of one row.
+func (g *gate) rowBuf() []float32 {
+	if len(g.row) != g.dim {
+		g.row = make([]float32, g.dim)
+	}
+	return g.row
+}
+
 // coded is the gate's search through the domain's codes: the quantised
 // search with DotRef as its exact kernel, so every replica, whatever its
 // CPU, finds the same row and the same cosine. It finds the nearest row
@@ -135,7 +144,7 @@ func (g *gate) exact(vec []float32) (*Atom, float32) {
 			}
 			live++
 			a := d.rows[i]
-			c := vecmath.DotRef(vec, d.vec(a, g.dim))
+			c := vecmath.DotRef(vec, d.vecTo(a, g.dim, g.rowBuf()))
 			if c > cos || c == cos && compareID(a.ID, best.ID) < 0 {
 				best, cos = a, c
 			}

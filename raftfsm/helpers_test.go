@@ -242,3 +242,11 @@ func randomUnit(rng *rand.Rand, dim int) []float32 {
 	}
 	return v
 }
+
+// vector returns a copy of the atom's row, or nil for a secret.
+func (t *tenant) vector(a *Atom, dim int) []float32 {
+	if a.slot < 0 {
+		return nil
+	}
+	return slices.Clone(t.domains[a.Domain].vecTo(a, dim, make([]float32, dim)))
+}

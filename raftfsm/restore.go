@@ -30,7 +30,7 @@ func (t *tenant) restoreAtoms(d *dec, dim int) error {
 		dm := t.index(a)
 		if a.Type != Secret {
 			getF32s(vec, raw)
-			dm.addRow(a, vec)
+			dm.spillFull(dm.addRow(a, vec), dim)
 		}
 	}
 	if d.err != nil {

@@ -16,6 +16,7 @@ type scratch struct {
 	hebb    map[*Atom]int32 // hebbian: index in hcands
 	hcands  []candidate     // hebbian: each atom's best score so far
 	sinks   [2]AtomType     // countMatches and hebbian: what prefetchAhead read
+	rows    [2][]float32    // per stage (mainStage, assocStage): a row read from disk
 }
 
 // fresh is an atom carrying query concepts that the semantic stage did

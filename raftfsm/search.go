@@ -259,6 +259,29 @@ func (s *search) visible(a *Atom) bool {
 	return len(s.req.Filter) == 0 || matchAll(s.req.Filter, a.Metadata)
 }
 
+// Stages that read rows, each on its own goroutine with its own buffer.
+const (
+	mainStage  = iota // episodic and ranked
+	assocStage        // hebbian
+)
+
+// simOf returns the cosine of a's row with the query, and the row if it is
+// in memory (a candidate keeps it for diversify; nil when it was read from
+// disk into the stage's buffer).
+func (s *search) simOf(a *Atom, stage int) (float64, []float32) {
+	sc := s.mem()
+	if len(sc.rows[stage]) != s.f.dim {
+		sc.rows[stage] = make([]float32, s.f.dim)
+	}
+	buf := sc.rows[stage]
+	vec := s.t.domains[a.Domain].vecTo(a, s.f.dim, buf)
+	sim := float64(vecmath.Dot(s.req.Vector, vec))
+	if &vec[0] == &buf[0] {
+		return sim, nil
+	}
+	return sim, vec
+}
+
 func (s *search) score(a *Atom, vec []float32, sim, score float64, source string) candidate {
 	return candidate{a: a, vec: vec, sim: sim, rel: score * (1 + Alpha*a.Valence), source: source}
 }
@@ -275,8 +298,7 @@ func (s *search) episodic() []candidate {
 			return
 		}
 		s.seated[a] = true
-		vec := s.t.vector(a, s.f.dim)
-		sim := float64(vecmath.Dot(s.req.Vector, vec))
+		sim, vec := s.simOf(a, mainStage)
 		out = append(out, s.score(a, vec, sim, 1, SourceEpisodic))
 	}
 	for _, a := range s.t.prints[s.req.Fingerprint] {
@@ -362,8 +384,7 @@ func (s *search) semanticExact(doms []*domainIndex, n int, byAtom map[*Atom]int)
 		top := cutTies(scores, vecmath.TopK(scores, n, nil), n, d.rows, s.req.MinRelevance)
 		for _, i := range top {
 			a := d.rows[i]
-			vec := d.vec(a, s.f.dim)
-			sim := float64(vecmath.Dot(s.req.Vector, vec))
+			sim, vec := s.simOf(a, mainStage)
 			byAtom[a] = len(cands)
 			cands = append(cands, s.score(a, vec, sim, s.semScore(sim), SourceSemantic))
 		}
@@ -403,7 +424,7 @@ func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int)
 	searchDomains(s.f.dim, s.req.Vector, doms, opt, eligible, func(d *domainIndex, a *Atom, h vecmath.Hit) {
 		byAtom[a] = len(cands)
 		sim := float64(h.Sim)
-		cands = append(cands, s.score(a, d.vec(a, s.f.dim), sim, s.semScore(sim), SourceSemantic))
+		cands = append(cands, s.score(a, d.memVec(a, s.f.dim), sim, s.semScore(sim), SourceSemantic))
 	})
 	return cands
 }
@@ -503,8 +524,7 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 		})
 	}
 	for _, f := range out {
-		vec := s.t.vector(f.a, s.f.dim)
-		sim := float64(vecmath.Dot(s.req.Vector, vec))
+		sim, vec := s.simOf(f.a, mainStage)
 		score, source := s.semScore(sim), SourceSemantic
 		if f.cs > score {
 			score, source = f.cs, SourceConcept
@@ -644,6 +664,9 @@ func (s *search) diversify(c []candidate, k int) []candidate {
 	vecs := make([][]float32, len(c))
 	for i := range c {
 		rel[i], vecs[i] = c[i].rel, c[i].vec
+		if vecs[i] == nil { // on disk
+			vecs[i] = s.t.domains[c[i].a.Domain].vecTo(c[i].a, s.f.dim, make([]float32, s.f.dim))
+		}
 	}
 	picks := vecmath.MMR(rel, vecs, k, s.req.Diversity, 0)
 	out := make([]candidate, len(picks))
@@ -700,6 +723,8 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 	clear(best)
 	cands := sc.hcands[:0]
 	floor := newFloor(slots)
+	var bound diskBound
+	defer bound.done(s.f.dim)
 	read := 0
 	for _, c := range expanded {
 		w := weight[c]
@@ -720,6 +745,9 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 			if !seen && w*(1+Alpha*a.Valence) < max(floor.min(), s.req.MinRelevance) {
 				continue // even a similarity of 1 could not place it (sim ≤ 1)
 			}
+			if !seen && bound.below(s, a, w, max(floor.min(), s.req.MinRelevance)) {
+				continue // its codes' bound cannot place it: its row stays on disk
+			}
 			if seen {
 				prev := cands[j]
 				if cand := s.score(a, prev.vec, prev.sim, w*(0.5+0.5*math.Max(s.semScore(prev.sim), 0)), SourceHebbian); cand.rel > prev.rel {
@@ -727,8 +755,7 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 				}
 				continue
 			}
-			vec := s.t.vector(a, s.f.dim)
-			sim := float64(vecmath.Dot(s.req.Vector, vec))
+			sim, vec := s.simOf(a, assocStage)
 			cand := s.score(a, vec, sim, w*(0.5+0.5*math.Max(s.semScore(sim), 0)), SourceHebbian)
 			best[a] = int32(len(cands))
 			cands = append(cands, cand)
@@ -745,6 +772,33 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 	out = bestN(out, slots, before)
 	sortCandidates(out)
 	return out
+}
+
+// diskBound spares hebbian reading rows on disk that cannot place: a row's
+// 4-bit codes bound its similarity (vecmath.Bounder), prepared for the
+// query on first use.
+type diskBound struct{ b *vecmath.Bounder }
+
+// below reports whether a, reached through an edge of weight w, is on disk
+// and provably scores under floor (strictly, so not even a tie places it).
+func (db *diskBound) below(s *search, a *Atom, w, floor float64) bool {
+	d := s.t.domains[a.Domain]
+	blk := &d.blocks[int(a.slot)/arenaRows]
+	if blk.disk == nil || blk.codes == nil || !d.coded() {
+		return false
+	}
+	if db.b == nil {
+		db.b = codingFor(s.f.dim).bounders.Get().(*vecmath.Bounder)
+		db.b.Prepare(s.req.Vector)
+	}
+	ub := float64(db.b.Upper(blk.codes, int(a.slot)%arenaRows))
+	return w*(0.5+0.5*math.Max(s.semScore(ub), 0))*(1+Alpha*a.Valence) < floor
+}
+
+func (db *diskBound) done(dim int) {
+	if db.b != nil {
+		codingFor(dim).bounders.Put(db.b)
+	}
 }
 
 // scoreFloor tracks the slots-th best of the scores pushed (a min-heap of

@@ -42,6 +42,7 @@ func refTenant(t *testing.T, seed int64, n int) *FSM {
 			a.Valence = float64(rng.Intn(5)-2) / 2 // -1, -0.5, 0, 0.5, 1: ties of relevance
 		}
 	}
+	f.tenants["org"].valenced = true // as feedback would: coded searches weigh valence then
 	return f
 }
 
@@ -65,8 +66,7 @@ func refRanked(s *search, n int) []candidate {
 		if a.slot < 0 || s.seated[a] || !s.inScope(a) || !s.visible(a) {
 			continue
 		}
-		vec := s.t.vector(a, s.f.dim)
-		sim := float64(vecmath.Dot(s.req.Vector, vec))
+		sim, vec := s.simOf(a, mainStage)
 		score, source := sim, SourceSemantic
 		matched := 0
 		for _, q := range s.req.Concepts {

@@ -25,6 +25,7 @@ func (f *FSM) Snapshot() (func(w io.Writer) error, error) {
 	fr := f.freeze(true)
 	f.mu.RUnlock()
 	return func(w io.Writer) error {
+		defer fr.done()
 		var err error
 		fr.encode(func(chunk []byte) {
 			if err == nil {
@@ -61,13 +62,30 @@ func (f *FSM) encodeState() []byte {
 type frozen struct {
 	dim     int
 	tenants []frozenTenant // by ID
+	pinned  *vecFile       // the file of rows on disk, pinned until done
+}
+
+// done lets the file's extents the snapshot read be reused.
+func (fr *frozen) done() {
+	if fr.pinned != nil {
+		fr.pinned.unpin()
+		fr.pinned = nil
+	}
+}
+
+// frozenVec is a row a snapshot encodes: in memory (mem), or row row of a
+// block on disk; neither for a secret.
+type frozenVec struct {
+	mem  []float32
+	disk *diskBlock
+	row  int32
 }
 
 type frozenTenant struct {
 	id          string
 	lastCreated int64
 	feed        []Atom      // copies, in feed order
-	vecs        [][]float32 // feed[i]'s vector; nil for secrets
+	vecs        []frozenVec // feed[i]'s vector
 	edges       frozenEdges // the slab's chunks, copied and sorted when encoded
 	rest        []byte      // idempotency records, room and chat, encoded
 }
@@ -78,6 +96,10 @@ type frozenTenant struct {
 // is released. Without it the caller must hold the lock until it encodes.
 func (f *FSM) freeze(share bool) *frozen {
 	fr := &frozen{dim: f.dim}
+	if share && f.vs.file != nil {
+		fr.pinned = f.vs.file
+		fr.pinned.pin()
+	}
 	ids := make([]string, 0, len(f.tenants))
 	for id := range f.tenants {
 		ids = append(ids, id)
@@ -86,10 +108,10 @@ func (f *FSM) freeze(share bool) *frozen {
 	for _, id := range ids {
 		t := f.tenants[id]
 		ft := frozenTenant{id: t.id, lastCreated: t.lastCreated,
-			feed: make([]Atom, len(t.feed)), vecs: make([][]float32, len(t.feed))}
+			feed: make([]Atom, len(t.feed)), vecs: make([]frozenVec, len(t.feed))}
 		for i, a := range t.feed {
 			ft.feed[i] = *a
-			ft.vecs[i] = t.vector(a, f.dim)
+			ft.vecs[i] = t.frozenVec(a, f.dim)
 		}
 		if share {
 			for _, d := range t.domains {
@@ -119,6 +141,7 @@ func (fr *frozen) encode(out func(chunk []byte)) {
 	e.u8(snapshotVersion)
 	e.uvarint(uint64(fr.dim))
 	e.uvarint(uint64(len(fr.tenants)))
+	row := make([]float32, fr.dim)
 	for i := range fr.tenants {
 		t := &fr.tenants[i]
 		e.str(t.id)
@@ -126,7 +149,12 @@ func (fr *frozen) encode(out func(chunk []byte)) {
 		e.uvarint(uint64(len(t.feed)))
 		for j := range t.feed {
 			e.atom(&t.feed[j])
-			e.f32s(t.vecs[j])
+			v := t.vecs[j].mem
+			if b := t.vecs[j].disk; b != nil {
+				v = row
+				b.ReadRow(int(t.vecs[j].row), v)
+			}
+			e.f32s(v)
 			e.cut(out)
 		}
 		recs := t.edges.sorted()
@@ -161,21 +189,25 @@ func (f *FSM) Restore(r io.Reader) error {
 		}
 		d = &dec{b: b}
 	}
-	tenants, dim, err := decodeFrom(d)
+	vs := f.vs.fresh()
+	tenants, dim, err := decodeFrom(d, vs)
+	if err == nil && f.dim != 0 && dim != f.dim {
+		err = fmt.Errorf("%w: dimension %d, group expects %d", ErrSnapshot, dim, f.dim)
+	}
 	if err != nil {
+		vs.close()
 		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.dim != 0 && dim != f.dim {
-		return fmt.Errorf("%w: dimension %d, group expects %d", ErrSnapshot, dim, f.dim)
-	}
 	f.dim = dim
 	f.tenants = tenants
+	f.vs.close()
+	f.vs = vs
 	return nil
 }
 
-func decodeFrom(d *dec) (map[string]*tenant, int, error) {
+func decodeFrom(d *dec, vs *vecStore) (map[string]*tenant, int, error) {
 	magic := d.next(len(snapshotMagic), "magic")
 	if d.err != nil {
 		return nil, 0, fmt.Errorf("%w: %w", ErrSnapshot, d.err)
@@ -187,10 +219,11 @@ func decodeFrom(d *dec) (map[string]*tenant, int, error) {
 		return nil, 0, fmt.Errorf("%w: unknown version %d", ErrSnapshot, v)
 	}
 	dim := d.n(math.MaxInt32)
+	vs.dim = dim
 	n := d.count(1)
 	tenants := make(map[string]*tenant, n)
 	for i := 0; i < n && d.err == nil; i++ {
-		t := newTenant(d.str())
+		t := newTenant(d.str(), vs)
 		last := d.varint()
 		if err := t.restoreAtoms(d, dim); err != nil {
 			return nil, 0, err
@@ -199,7 +232,7 @@ func decodeFrom(d *dec) (map[string]*tenant, int, error) {
 		// An edge takes at least two name lengths, two f64s and two varints:
 		// a count that cannot fit is refused before the map is sized by it.
 		edges := d.count(2 + 8 + 1 + 8 + 1)
-		t.edges.pairs = make(map[uint64]int32, edges)
+		t.edges.pairs = newPairIndex(edges)
 		for j := 0; j < edges && d.err == nil; j++ {
 			a := t.edges.concepts.internBytes(d.view())
 			b := t.edges.concepts.internBytes(d.view())
@@ -220,5 +253,6 @@ func decodeFrom(d *dec) (map[string]*tenant, int, error) {
 	if len(d.b) != 0 || d.src != nil && d.src.trailing() {
 		return nil, 0, fmt.Errorf("%w: trailing bytes", ErrSnapshot)
 	}
+	spillAll(vs, tenants, dim) // the blocks filled before the state grew to spill
 	return tenants, dim, nil
 }

@@ -300,7 +300,7 @@ func TestStreamingRestore(t *testing.T) {
 	want := (&FSM{dim: dim, tenants: tenants}).encodeState()
 	for _, size := range []int{1, 2, 3, 7, 64, 1000, len(b) - 1, len(b), 2 * len(b)} {
 		r := iotest.HalfReader(bytes.NewReader(b)) // short reads too
-		got, gdim, err := decodeFrom(streamDec(r, int64(len(b)), size))
+		got, gdim, err := decodeFrom(streamDec(r, int64(len(b)), size), &vecStore{})
 		if err != nil {
 			t.Fatalf("window %d: %v", size, err)
 		}
@@ -353,14 +353,14 @@ func TestRestoreCorruptionNeverPanics(t *testing.T) {
 	}
 }
 
-func decodeState(b []byte) (map[string]*tenant, int, error) { return decodeFrom(&dec{b: b}) }
+func decodeState(b []byte) (map[string]*tenant, int, error) { return decodeFrom(&dec{b: b}, &vecStore{}) }
 
 // checkDecodeState asserts that decodeState either fails with ErrSnapshot
 // or yields a state whose encoding is a fixed point of decode∘encode, and
 // that decoding the bytes as a stream, in small windows, does the same.
 func checkDecodeState(t testing.TB, b []byte) {
 	tenants, dim, err := decodeState(b)
-	streamed, sdim, serr := decodeFrom(streamDec(bytes.NewReader(b), int64(len(b)), 5))
+	streamed, sdim, serr := decodeFrom(streamDec(bytes.NewReader(b), int64(len(b)), 5), &vecStore{})
 	if (err == nil) != (serr == nil) {
 		t.Fatalf("decoding whole: %v; streaming: %v", err, serr)
 	}

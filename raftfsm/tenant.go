@@ -21,15 +21,17 @@ type tenant struct {
 	// lastCreated keeps created_at strictly increasing inside the tenant, so
 	// the feed is append-only and a cursor is stable under concurrent writes.
 	lastCreated int64
+	vs *vecStore // the state's rows on disk (spill.go)
 	// valenced is set once any atom of the tenant has had a non-zero
 	// valence (never cleared): until then every relevance weight is 1 and
 	// quantised searches bound scores tightly.
 	valenced bool
 }
 
-func newTenant(id string) *tenant {
+func newTenant(id string, vs *vecStore) *tenant {
 	return &tenant{
 		id:       id,
+		vs:       vs,
 		atoms:    make(map[ID]*Atom),
 		domains:  make(map[string]*domainIndex),
 		extRefs:  make(map[string]*Atom),
@@ -43,7 +45,7 @@ func newTenant(id string) *tenant {
 func (t *tenant) domain(name string) *domainIndex {
 	d := t.domains[name]
 	if d == nil {
-		d = &domainIndex{name: name}
+		d = &domainIndex{name: name, vs: t.vs}
 		t.domains[name] = d
 	}
 	return d
@@ -165,12 +167,19 @@ func removeAtom(list []*Atom, a *Atom) []*Atom {
 	return list
 }
 
-// vector returns the atom's row, or nil for a secret.
-func (t *tenant) vector(a *Atom, dim int) []float32 {
+// frozenVec returns the atom's row as a snapshot keeps it: its memory,
+// where it is on disk, or neither for a secret.
+func (t *tenant) frozenVec(a *Atom, dim int) frozenVec {
 	if a.slot < 0 {
-		return nil
+		return frozenVec{}
 	}
-	return t.domains[a.Domain].vec(a, dim)
+	d := t.domains[a.Domain]
+	b := &d.blocks[int(a.slot)/arenaRows]
+	j := int(a.slot) % arenaRows
+	if b.disk != nil {
+		return frozenVec{disk: b.disk, row: int32(j)}
+	}
+	return frozenVec{mem: b.vecs[j*dim : (j+1)*dim]}
 }
 
 // sortedDomains returns the names of domains holding at least one

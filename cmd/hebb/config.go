@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/hebbdb/hebb/cluster"
 	"log/slog"
 	"os"
 	"strings"
@@ -42,6 +43,7 @@ type serveConfig struct {
 	PublicURL           string
 	DeadNodeGrace       time.Duration
 	OAuthRedirectHosts  string
+	VectorsOnDiskAbove  int
 }
 
 func (c *serveConfig) flags(fs *flag.FlagSet) {
@@ -73,6 +75,8 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MailFrom, "mail-from", "", "sender address of console invitations")
 	fs.StringVar(&c.PublicURL, "public-url", "", "how clients reach this node (default http://<http-addr>)")
 	fs.DurationVar(&c.DeadNodeGrace, "dead-node-grace", 30*time.Second, "how long a node may be dead before its replicas are replaced")
+	fs.IntVar(&c.VectorsOnDiskAbove, "vectors-on-disk-above", cluster.DefaultVectorsOnDiskAbove,
+		"rows of a group from which the vectors of full blocks live in a file under --data-dir instead of memory; 0 = all in memory")
 	fs.StringVar(&c.OAuthRedirectHosts, "oauth-redirect-hosts", "", "comma-separated hosts (or *.domain) OAuth clients may redirect to; loopback is always allowed")
 }
 

@@ -1,0 +1,70 @@
+package raftfsm
+
+import "math/bits"
+
+// pairIndex maps the pairKey of two concept ids to their edge's number: an
+// open-addressing table with linear probing over parallel arrays of keys
+// and numbers, 12 bytes a slot at a load of at most 3/4. A Go map of the
+// same took about 40 bytes an edge: 300 MB of a million-atom tenant's
+// 7.7 million edges.
+type pairIndex struct {
+	keys []uint64 // pairKey+1; 0 marks an empty slot
+	vals []int32
+	n    int
+}
+
+// newPairIndex returns an index with room for n pairs.
+func newPairIndex(n int) pairIndex {
+	size := max(16, n+n/3+1)
+	return pairIndex{keys: make([]uint64, size), vals: make([]int32, size)}
+}
+
+// slot returns the slot holding k, or the empty slot where k would go.
+func (p *pairIndex) slot(k uint64) int {
+	// Fibonacci hashing spreads the ids' small integers over all 64
+	// bits; the high bits of its product with the size pick the slot.
+	i, _ := bits.Mul64(k*0x9E3779B97F4A7C15, uint64(len(p.keys)))
+	for {
+		if x := p.keys[i]; x == k || x == 0 {
+			return int(i)
+		}
+		if i++; i == uint64(len(p.keys)) {
+			i = 0
+		}
+	}
+}
+
+// get returns the number of pair key, if it is listed.
+func (p *pairIndex) get(key uint64) (int32, bool) {
+	if len(p.keys) == 0 {
+		return 0, false
+	}
+	i := p.slot(key + 1)
+	return p.vals[i], p.keys[i] != 0
+}
+
+// put lists key with number v, or changes its number.
+func (p *pairIndex) put(key uint64, v int32) {
+	if 4*(p.n+1) > 3*len(p.keys) {
+		p.grow()
+	}
+	i := p.slot(key + 1)
+	if p.keys[i] == 0 {
+		p.keys[i] = key + 1
+		p.n++
+	}
+	p.vals[i] = v
+}
+
+// grow makes room for half as many pairs again.
+func (p *pairIndex) grow() {
+	old := *p
+	*p = newPairIndex(max(16, old.n+old.n/2))
+	for i, k := range old.keys {
+		if k != 0 {
+			j := p.slot(k)
+			p.keys[j], p.vals[j] = k, old.vals[i]
+			p.n++
+		}
+	}
+}

@@ -1,0 +1,137 @@
+package raftfsm
+
+// Vectors on disk. Once a state has held many rows, the rows of every
+// domain searched through codes live in a file (vecFile) instead of the
+// heap: those searches read only the few rows they score exactly (a few
+// hundred a search at a million rows, from the page cache), and the codes
+// they scan stay in memory. A domain searched without codes keeps its rows
+// in memory. Appends and deletes write single rows to the file; a restore
+// fills blocks in memory and moves each once full (spillFull), the last
+// ones at the end (spillAll).
+
+// vecStore is the policy and the file of one state's blocks on disk.
+type vecStore struct {
+	dir   string // where the file goes; "" keeps every row in memory
+	above int    // rows of the state from which full blocks go to disk; 0: never
+	dim   int
+	rows  int      // rows of every domain, in memory and on disk
+	file  *vecFile // nil until the first block goes to disk
+	// spilling is set once the state held above rows (never cleared);
+	// sweep asks the state to move the full blocks it already has.
+	spilling, sweep bool
+	err             error // the file could not be made: rows stay in memory
+}
+
+// fresh returns an empty store with the same policy, for a state that
+// replaces this one (restore, reset).
+func (vs *vecStore) fresh() *vecStore { return &vecStore{dir: vs.dir, above: vs.above, dim: vs.dim} }
+
+// close lets go of the file: it closes once no snapshot reads it.
+func (vs *vecStore) close() {
+	if vs.file != nil {
+		vs.file.drop()
+		vs.file = nil
+	}
+}
+
+// counted adds n rows to the state's count.
+func (vs *vecStore) counted(n int) {
+	vs.rows += n
+	if !vs.spilling && vs.above > 0 && vs.dir != "" && vs.rows >= vs.above {
+		vs.spilling, vs.sweep = true, true
+	}
+}
+
+// block returns a fresh extent of the store's file, opening the file
+// first; nil when it cannot be made.
+func (vs *vecStore) block() *diskBlock {
+	if vs.file == nil {
+		if vs.err != nil {
+			return nil
+		}
+		if vs.file, vs.err = openVecFile(vs.dir, vs.dim); vs.err != nil {
+			return nil
+		}
+	}
+	return vs.file.block(vs.dim)
+}
+
+// diskBlock is a block's extent in a vecFile; it reads rows for searches
+// (vecmath.RowReader).
+type diskBlock struct {
+	file *vecFile
+	ext  int64
+	dim  int
+}
+
+func (v *vecFile) block(dim int) *diskBlock { return &diskBlock{file: v, ext: v.alloc(), dim: dim} }
+
+// ReadRow copies row's vector into dst.
+func (b *diskBlock) ReadRow(row int, dst []float32) { b.file.read(b.ext, row, b.dim, dst[:b.dim]) }
+
+// read copies rows from row onwards into dst (whole rows).
+func (b *diskBlock) read(row int, dst []float32) { b.file.read(b.ext, row, b.dim, dst) }
+
+// write writes src (whole rows) to row onwards.
+func (b *diskBlock) write(row int, src []float32) { b.file.write(b.ext, row, b.dim, src) }
+
+func (b *diskBlock) free() { b.file.release(b.ext) }
+
+// free lets go of the block's extent, if it has one.
+func (b *arenaBlock) free() {
+	if b.disk != nil {
+		b.disk.free()
+		b.disk = nil
+	}
+}
+
+// spillFull moves block k to disk when it is full and the state spills.
+func (d *domainIndex) spillFull(k, dim int) {
+	if d.vs.spilling && d.blockRows(k) == arenaRows && d.blocks[k].disk == nil && d.coded() {
+		d.spill(k, dim)
+	}
+}
+
+// spill moves block k's rows to disk (they stay in memory if the file
+// cannot be made).
+func (d *domainIndex) spill(k, dim int) {
+	b := &d.blocks[k]
+	disk := d.vs.block()
+	if disk == nil {
+		return
+	}
+	disk.write(0, b.vecs[:d.blockRows(k)*dim])
+	b.disk, b.vecs = disk, nil
+}
+
+// load brings the domain's blocks on disk back into memory.
+func (d *domainIndex) load(dim int) {
+	for k := range d.blocks {
+		b := &d.blocks[k]
+		if b.disk == nil {
+			continue
+		}
+		n := d.blockRows(k)
+		b.vecs = make([]float32, n*dim, max(n, 1)*dim)
+		b.disk.read(0, b.vecs)
+		b.free()
+	}
+}
+
+// spillAll moves every block of the tenants' coded domains to disk, once
+// the state has grown to spill (vecStore.sweep).
+func spillAll(vs *vecStore, tenants map[string]*tenant, dim int) {
+	if !vs.sweep {
+		return
+	}
+	vs.sweep = false
+	for _, t := range tenants {
+		for _, d := range t.domains {
+			for k := range d.blocks {
+				if d.coded() && d.blocks[k].disk == nil {
+					d.spill(k, dim)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package raftfsm
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"testing"
+)
+
+// diskBlocks counts the blocks of the state's domains on disk and in memory.
+func diskBlocks(f *FSM) (disk, mem int) {
+	for _, t := range f.tenants {
+		for _, d := range t.domains {
+			for k := range d.blocks {
+				if d.blocks[k].disk != nil {
+					disk++
+					if d.blocks[k].vecs != nil {
+						panic("a block both on disk and in memory")
+					}
+				} else {
+					mem++
+				}
+			}
+		}
+	}
+	return disk, mem
+}
+
+// TestRowsGoToDisk fills a state past its threshold and checks where the
+// rows live, that reads and snapshots equal those of a state keeping every
+// row in memory, and that a restore and a shrinking domain place them again.
+func TestRowsGoToDisk(t *testing.T) {
+	withCodedRows(t, 8)
+	withArenaRows(t, 4)
+	const dim, n = 16, 200
+	mem := New(dim)
+	disk := New(dim)
+	dir := t.TempDir()
+	disk.DiskVectors(dir, 60)
+	rng := rand.New(rand.NewSource(3))
+	for i := 0; i < n; i += 10 {
+		cmd := &WriteCmd{Tenant: "org", Batch: true}
+		for j := i; j < i+10; j++ {
+			cmd.Items = append(cmd.Items, WriteItem{ID: mkID(j + 1), CreatedAt: baseTime + int64(j),
+				Content: fmt.Sprint("atom ", j), Domain: []string{"a", "b", "c"}[j%3],
+				Concepts: []string{fmt.Sprint("c", rng.Intn(20))}, Vector: randomUnit(rng, dim)})
+		}
+		b := cmd.Encode()
+		mem.Apply(uint64(i+1), b)
+		disk.Apply(uint64(i+1), b)
+		if on, _ := diskBlocks(disk); (on > 0) != (i+10 >= 60) {
+			t.Fatalf("after %d rows: %d blocks on disk", i+10, on)
+		}
+	}
+	// Every block is on disk, each domain's last, growing one included.
+	on, in := diskBlocks(disk)
+	if on != 3*17 || in != 0 {
+		t.Fatalf("%d blocks on disk, %d in memory; want 51 and 0", on, in)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("the vector file is not unlinked: %v", entries)
+	}
+	sameReads := func(when string) {
+		t.Helper()
+		for q := range 20 {
+			req := &ReadRequest{Tenant: "org", Vector: randomUnit(rng, dim), TopK: 5, MinRelevance: -1,
+				Concepts: []string{fmt.Sprint("c", q)}, IncludeAssociations: true, Diversity: 0.5 * float64(q%2)}
+			if d := diffItems(disk.Read(req).Items, mem.Read(req).Items); d != "" {
+				t.Fatalf("%s, query %d: %s", when, q, d)
+			}
+		}
+		if mem.StateHash() != disk.StateHash() {
+			t.Fatalf("%s: the states differ", when)
+		}
+	}
+	sameReads("filled")
+
+	// A snapshot taken now keeps its rows while deletes move rows on disk.
+	write, _ := disk.Snapshot()
+	want := disk.encodeState()
+	for i := 0; i < 120; i += 2 {
+		b := (&DeleteAtomCmd{Tenant: "org", ID: mkID(i + 1)}).Encode()
+		mem.Apply(uint64(1000+i), b)
+		disk.Apply(uint64(1000+i), b)
+	}
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatal("the snapshot saw deletes applied after it was taken")
+	}
+	sameReads("after deletes")
+
+	// A restore puts the full blocks on disk again.
+	back := New(dim)
+	back.DiskVectors(t.TempDir(), 60)
+	if err := back.Restore(bytes.NewReader(disk.encodeState())); err != nil {
+		t.Fatal(err)
+	}
+	if on, _ := diskBlocks(back); on == 0 || back.StateHash() != disk.StateHash() {
+		t.Fatalf("restored: %d blocks on disk, same state %v", on, back.StateHash() == disk.StateHash())
+	}
+
+	// A domain searched exactly again holds its rows in memory.
+	b := (&DeleteDomainCmd{Tenant: "org", Domain: "a"}).Encode()
+	mem.Apply(2000, b)
+	disk.Apply(2000, b)
+	for k := 0; k < 200; k += 3 {
+		if k%2 == 1 || k >= 120 {
+			b := (&DeleteAtomCmd{Tenant: "org", ID: mkID(k + 2)}).Encode()
+			mem.Apply(uint64(3000+k), b)
+			disk.Apply(uint64(3000+k), b)
+		}
+	}
+	for name, d := range disk.tenants["org"].domains {
+		for k := range d.blocks {
+			if !d.coded() && d.blocks[k].disk != nil {
+				t.Fatalf("domain %s of %d rows keeps block %d on disk", name, len(d.rows), k)
+			}
+		}
+	}
+	sameReads("after shrinking")
+}
+
+// TestVecFileReuse checks that an extent freed while a snapshot is pinned
+// is not handed out again until the snapshot is done.
+func TestVecFileReuse(t *testing.T) {
+	withArenaRows(t, 2)
+	v, err := openVecFile(t.TempDir(), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := v.alloc(), v.alloc()
+	v.write(a, 0, 4, []float32{1, 2, 3, 4, 5, 6, 7, 8})
+	v.pin()
+	v.release(a)
+	if c := v.alloc(); c == a {
+		t.Fatal("a pinned extent was reused")
+	}
+	got := make([]float32, 4)
+	v.read(a, 1, 4, got)
+	if got[0] != 5 || got[3] != 8 {
+		t.Fatalf("read %v", got)
+	}
+	v.unpin()
+	if c := v.alloc(); c != a {
+		t.Fatalf("extent %d after the unpin, want %d (b is %d)", c, a, b)
+	}
+	v.drop()
+	if _, err := v.f.Stat(); err == nil {
+		t.Fatal("the file is still open after drop")
+	}
+}
