@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -35,6 +36,9 @@ func serve(args []string) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	stopTune := make(chan struct{})
+	defer close(stopTune)
+	go tuneGC(stopTune)
 	emb, err := newEmbedder(&cfg, log)
 	if err != nil {
 		return fmt.Errorf("cannot start embedder: %w", err)
@@ -52,6 +56,7 @@ func serve(args []string) error {
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, GossipAddr: cfg.GossipAddr,
 		HTTPAddr: cfg.HTTPAddr, Join: cfg.joinAddrs(), Groups: cfg.Groups, Replicas: cfg.Replicas,
 		Embedder: embedder.Identity(emb), Dim: emb.Dim(), Logger: log, DeadGrace: cfg.DeadNodeGrace,
+		VectorsOnDiskAbove: cfg.VectorsOnDiskAbove,
 	})
 	if err != nil {
 		ls.close()
@@ -61,6 +66,9 @@ func serve(args []string) error {
 		ls.close()
 		_ = cl.Close()
 		return err
+	}
+	if gcTuned() {
+		debug.FreeOSMemory() // what restoring the groups' snapshots left behind
 	}
 	ring, err := vault.Load(os.Getenv("HEBB_VAULT_KEY"), cfg.DataDir)
 	if err != nil {
