@@ -21,7 +21,7 @@ const parallelRows = 32768
 // scratch is sized by the largest search they ran) and one of write gates
 // (gate.go).
 type coding struct {
-	q     *vecmath.Quantizer
+	q        *vecmath.Quantizer
 	pool     sync.Pool // *domainSearch
 	gates    sync.Pool
 	bounders sync.Pool // *vecmath.Bounder

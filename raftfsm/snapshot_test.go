@@ -353,7 +353,9 @@ func TestRestoreCorruptionNeverPanics(t *testing.T) {
 	}
 }
 
-func decodeState(b []byte) (map[string]*tenant, int, error) { return decodeFrom(&dec{b: b}, &vecStore{}) }
+func decodeState(b []byte) (map[string]*tenant, int, error) {
+	return decodeFrom(&dec{b: b}, &vecStore{})
+}
 
 // checkDecodeState asserts that decodeState either fails with ErrSnapshot
 // or yields a state whose encoding is a fixed point of decode∘encode, and

@@ -21,7 +21,7 @@ type tenant struct {
 	// lastCreated keeps created_at strictly increasing inside the tenant, so
 	// the feed is append-only and a cursor is stable under concurrent writes.
 	lastCreated int64
-	vs *vecStore // the state's rows on disk (spill.go)
+	vs          *vecStore // the state's rows on disk (spill.go)
 	// valenced is set once any atom of the tenant has had a non-zero
 	// valence (never cleared): until then every relevance weight is 1 and
 	// quantised searches bound scores tightly.
