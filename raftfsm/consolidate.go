@@ -71,7 +71,9 @@ func (f *FSM) applyConsolidate(c *ConsolidateCmd) *ConsolidateResult {
 	assigned := make(map[*Atom]bool, len(live))
 	vecs := make(map[*Atom][]float32, len(live)) // read once: rows may be on disk
 	for _, a := range live {
-		vecs[a] = d.vecTo(a, f.dim, make([]float32, f.dim))
+		if vecs[a] = d.memVec(a, f.dim); vecs[a] == nil {
+			vecs[a] = d.vecTo(a, f.dim, make([]float32, f.dim))
+		}
 	}
 	for i, seed := range live {
 		if assigned[seed] {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -75,6 +76,27 @@ func TestRowsGoToDisk(t *testing.T) {
 		}
 	}
 	sameReads("filled")
+
+	// Consolidation clusters rows read from disk: near twins of one row.
+	base := randomUnit(rng, dim)
+	twins := &WriteCmd{Tenant: "org", Batch: true}
+	for j := range 6 {
+		v := slices.Clone(base)
+		v[j] += 0.1
+		twins.Items = append(twins.Items, WriteItem{ID: mkID(500 + j), CreatedAt: baseTime + int64(500+j),
+			Content: fmt.Sprint("twin ", j), Domain: "b", Concepts: []string{"twin"}, Vector: normalized(v)})
+	}
+	consolidate := (&ConsolidateCmd{Tenant: "org", Domain: "b", At: baseTime + 600, BaseID: mkID(700)}).Encode()
+	for i, b := range [][]byte{twins.Encode(), consolidate} {
+		want, got := mem.Apply(uint64(600+i), b), disk.Apply(uint64(600+i), b)
+		if d := diffResult(got, want); d != "" {
+			t.Fatalf("command %d: %s", i, d)
+		}
+		if r, ok := got.(*ConsolidateResult); ok && r.PrototypesCreated == 0 {
+			t.Fatal("consolidation made no prototype")
+		}
+	}
+	sameReads("consolidated")
 
 	// A snapshot taken now keeps its rows while deletes move rows on disk.
 	write, _ := disk.Snapshot()
