@@ -782,6 +782,9 @@ type diskBound struct{ b *vecmath.Bounder }
 // below reports whether a, reached through an edge of weight w, is on disk
 // and provably scores under floor (strictly, so not even a tie places it).
 func (db *diskBound) below(s *search, a *Atom, w, floor float64) bool {
+	if !s.t.vs.spilling {
+		return false // every row is in memory
+	}
 	d := s.t.domains[a.Domain]
 	blk := &d.blocks[int(a.slot)/arenaRows]
 	if blk.disk == nil || blk.codes == nil || !d.coded() {
