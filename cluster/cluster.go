@@ -51,7 +51,7 @@ type Config struct {
 	// of full blocks live in a file under DataDir (raftfsm.FSM.DiskVectors);
 	// 0 keeps them all in memory.
 	VectorsOnDiskAbove int
-	Logger    *slog.Logger
+	Logger             *slog.Logger
 }
 
 // Cluster is this node's view of the cluster: the meta group and the data

@@ -51,13 +51,19 @@ func newRPCConn(conn net.Conn) *rpcConn {
 	return &rpcConn{conn: conn, w: w, enc: gob.NewEncoder(w), dec: gob.NewDecoder(conn)}
 }
 
-// aliveWait is how long alive waits for an answer it does not expect.
-const aliveWait = time.Microsecond
+// aliveWait is how long alive's portable check waits for an answer it
+// does not expect.
+const aliveWait = time.Millisecond
 
-// alive reports whether the other side has not closed the idle connection:
-// a read must find nothing to read (a read with a deadline already passed
-// would not even look, so it waits aliveWait).
+// alive reports whether the other side has not closed the idle connection
+// (and sent nothing on it). Where the descriptor can be reached it peeks
+// without blocking (connAlive); otherwise a read must time out. A read
+// whose deadline has passed before it starts returns without looking, so
+// a deadline of a microsecond answered "alive" for connections long closed.
 func (rc *rpcConn) alive() bool {
+	if alive, ok := connAlive(rc.conn); ok {
+		return alive
+	}
 	_ = rc.conn.SetReadDeadline(time.Now().Add(aliveWait))
 	var b [1]byte
 	n, err := rc.conn.Read(b[:])

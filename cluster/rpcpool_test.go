@@ -85,6 +85,34 @@ func TestRPCPool(t *testing.T) {
 
 // An idle connection is alive until the other side closes it.
 func TestRPCConnAlive(t *testing.T) {
+	for name, wrap := range map[string]func(net.Conn) net.Conn{
+		"peek":  func(c net.Conn) net.Conn { return c },
+		"timed": func(c net.Conn) net.Conn { return struct{ net.Conn }{c} }, // no descriptor
+	} {
+		t.Run(name, func(t *testing.T) {
+			for range 20 {
+				conn, server := connPair(t)
+				rc := newRPCConn(wrap(conn))
+				if !rc.alive() {
+					t.Fatal("an open idle connection is not alive")
+				}
+				_ = server.Close()
+				// Loopback delivers the close at once; 20 ms is ample. The
+				// first check after it must see it: a read whose deadline
+				// passed before it started never looked.
+				time.Sleep(20 * time.Millisecond)
+				if rc.alive() {
+					t.Fatal("a connection the other side closed is alive")
+				}
+				_ = conn.Close()
+			}
+		})
+	}
+}
+
+// connPair returns the two ends of a loopback TCP connection.
+func connPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -95,16 +123,11 @@ func TestRPCConnAlive(t *testing.T) {
 		c, _ := ln.Accept()
 		accepted <- c
 	}()
-	conn, err := net.Dial("tcp", ln.Addr().String())
+	client, err = net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	server := <-accepted
-	rc := newRPCConn(conn)
-	if !rc.alive() {
-		t.Fatal("an open idle connection is not alive")
-	}
-	_ = server.Close()
-	waitUntil(t, "a connection the other side closed is not alive", func() bool { return !rc.alive() })
+	server = <-accepted
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
 }

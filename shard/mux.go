@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -143,6 +144,15 @@ type trackedConn struct {
 	net.Conn
 	node *Node
 	once sync.Once
+}
+
+// SyscallConn reaches the connection's descriptor (the cluster's
+// connection pool peeks at idle connections through it).
+func (c *trackedConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.New("shard: the connection has no descriptor")
 }
 
 func (c *trackedConn) Close() error {
