@@ -22,7 +22,7 @@ type domainIndex struct {
 	// shared is set when a snapshot holds on to the blocks' rows (freeze):
 	// the next write that would overwrite a row copies the blocks first.
 	shared bool
-	vs     *vecStore // the state's: where full blocks go to disk (spill.go)
+	vs     *vecStore // the state's: whether its rows go to disk (spill.go)
 }
 
 // arenaBlock is up to arenaRows contiguous rows and their codes. Its rows
