@@ -76,7 +76,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.PublicURL, "public-url", "", "how clients reach this node (default http://<http-addr>)")
 	fs.DurationVar(&c.DeadNodeGrace, "dead-node-grace", 30*time.Second, "how long a node may be dead before its replicas are replaced")
 	fs.IntVar(&c.VectorsOnDiskAbove, "vectors-on-disk-above", cluster.DefaultVectorsOnDiskAbove,
-		"rows of a group from which the vectors of full blocks live in a file under --data-dir instead of memory; 0 = all in memory")
+		"rows of a data group from which the vectors of its domains of 1,024 rows or more live in a file under --data-dir instead of memory; 0 = all in memory")
 	fs.StringVar(&c.OAuthRedirectHosts, "oauth-redirect-hosts", "", "comma-separated hosts (or *.domain) OAuth clients may redirect to; loopback is always allowed")
 }
 
