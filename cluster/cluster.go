@@ -48,7 +48,7 @@ type Config struct {
 	// replaced (default DefaultDeadGrace).
 	DeadGrace time.Duration
 	// VectorsOnDiskAbove is the rows of a data group from which the vectors
-	// of full blocks live in a file under DataDir (raftfsm.FSM.DiskVectors);
+	// of its domains searched through codes live in a file under DataDir (raftfsm.FSM.DiskVectors);
 	// 0 keeps them all in memory.
 	VectorsOnDiskAbove int
 	Logger             *slog.Logger

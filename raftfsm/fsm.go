@@ -27,7 +27,7 @@ var diskDefault struct {
 	rows int
 }
 
-// DiskVectors makes the state keep the rows of full blocks in a file in dir
+// DiskVectors makes the state keep the rows of its coded domains in a file in dir
 // (created there, unlinked at once) from the moment it holds rows rows in
 // all; rows <= 0 keeps every row in memory. Call it before the first Apply
 // or Restore.

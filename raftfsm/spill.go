@@ -12,12 +12,12 @@ package raftfsm
 // vecStore is the policy and the file of one state's blocks on disk.
 type vecStore struct {
 	dir   string // where the file goes; "" keeps every row in memory
-	above int    // rows of the state from which full blocks go to disk; 0: never
+	above int    // rows of the state from which coded domains go to disk; 0: never
 	dim   int
 	rows  int      // rows of every domain, in memory and on disk
 	file  *vecFile // nil until the first block goes to disk
 	// spilling is set once the state held above rows (never cleared);
-	// sweep asks the state to move the full blocks it already has.
+	// sweep asks the state to move the blocks it already has.
 	spilling, sweep bool
 	err             error // the file could not be made: rows stay in memory
 }
