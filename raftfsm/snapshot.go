@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"sort"
+	"sync"
 )
 
 // Snapshot format: magic, version byte, then the body. A golden file of
@@ -24,6 +26,11 @@ func (f *FSM) Snapshot() (func(w io.Writer) error, error) {
 	f.mu.RLock()
 	fr := f.freeze(true)
 	f.mu.RUnlock()
+	if fr.pin != nil {
+		// Raft may drop a snapshot it never writes (its sink could not be
+		// made): the file's pin then goes with the snapshot.
+		runtime.AddCleanup(fr, (*filePin).release, fr.pin)
+	}
 	return func(w io.Writer) error {
 		defer fr.done()
 		var err error
@@ -62,14 +69,22 @@ func (f *FSM) encodeState() []byte {
 type frozen struct {
 	dim     int
 	tenants []frozenTenant // by ID
-	pinned  *vecFile       // the file of rows on disk, pinned until done
+	pin     *filePin       // the file of rows on disk, pinned until done
 }
+
+// filePin is a snapshot's hold on the file of rows on disk, let go once:
+// when the snapshot is written, or when it is dropped unwritten.
+type filePin struct {
+	file *vecFile
+	once sync.Once
+}
+
+func (p *filePin) release() { p.once.Do(p.file.unpin) }
 
 // done lets the file's extents the snapshot read be reused.
 func (fr *frozen) done() {
-	if fr.pinned != nil {
-		fr.pinned.unpin()
-		fr.pinned = nil
+	if fr.pin != nil {
+		fr.pin.release()
 	}
 }
 
@@ -97,8 +112,8 @@ type frozenTenant struct {
 func (f *FSM) freeze(share bool) *frozen {
 	fr := &frozen{dim: f.dim}
 	if share && f.vs.file != nil {
-		fr.pinned = f.vs.file
-		fr.pinned.pin()
+		f.vs.file.pin()
+		fr.pin = &filePin{file: f.vs.file}
 	}
 	ids := make([]string, 0, len(f.tenants))
 	for id := range f.tenants {

@@ -3,10 +3,13 @@ package raftfsm
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 )
 
 // diskBlocks counts the blocks of the state's domains on disk and in memory.
@@ -173,5 +176,54 @@ func TestVecFileReuse(t *testing.T) {
 	v.drop()
 	if _, err := v.f.Stat(); err == nil {
 		t.Fatal("the file is still open after drop")
+	}
+}
+
+// TestDroppedSnapshotUnpins: a snapshot raft never writes (its sink could
+// not be made) lets the file's extents be reused once it is collected.
+func TestDroppedSnapshotUnpins(t *testing.T) {
+	withCodedRows(t, 2)
+	withArenaRows(t, 2)
+	f := New(4)
+	f.DiskVectors(t.TempDir(), 1)
+	rng := rand.New(rand.NewSource(5))
+	cmd := &WriteCmd{Tenant: "org", Batch: true}
+	for j := range 8 {
+		cmd.Items = append(cmd.Items, WriteItem{ID: mkID(j + 1), CreatedAt: baseTime + int64(j),
+			Content: fmt.Sprint("atom ", j), Domain: "d", Vector: randomUnit(rng, 4)})
+	}
+	f.Apply(1, cmd.Encode())
+	file := f.vs.file
+	if file == nil {
+		t.Fatal("no rows went to disk")
+	}
+	pins := func() int {
+		file.mu.Lock()
+		defer file.mu.Unlock()
+		return file.pins
+	}
+	write, err := f.Snapshot()
+	if err != nil || pins() != 1 {
+		t.Fatalf("snapshot: %v, %d pins", err, pins())
+	}
+	write = nil // dropped unwritten
+	_ = write
+	deadline := time.Now().Add(5 * time.Second)
+	for pins() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("a dropped snapshot still pins the file")
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A written one lets go at once, and only once.
+	write, _ = f.Snapshot()
+	if err := write(io.Discard); err != nil || pins() != 0 {
+		t.Fatalf("written snapshot: %v, %d pins", err, pins())
+	}
+	runtime.GC()
+	time.Sleep(10 * time.Millisecond)
+	if pins() != 0 {
+		t.Fatalf("%d pins after the written snapshot was collected", pins())
 	}
 }
