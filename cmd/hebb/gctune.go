@@ -15,9 +15,14 @@ import (
 // small server collects as Go's default does. Go's scavenger keeps about a
 // tenth more than the heap's goal resident, so a large server holds some
 // 1.3 times its live heap.
+//
+// A collection marks the whole live heap (a second or two of CPU at a
+// million atoms), so under a heavy write load the headroom also holds what
+// the server allocates in minCycle: at most one collection that often.
 const (
 	headroomShare = 5         // headroom = live heap / headroomShare
 	minHeadroom   = 256 << 20 // bytes
+	minCycle      = 10        // seconds of allocation the headroom holds
 	tunePeriod    = 2 * time.Second
 )
 
@@ -25,19 +30,26 @@ const (
 // unset.
 func gcTuned() bool { return os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" }
 
-// tuneGC adjusts the collector's percent to the live heap every tunePeriod
-// until stop closes; it does nothing unless gcTuned.
+// tuneGC adjusts the collector's percent to the live heap and the
+// allocation rate every tunePeriod until stop closes; it does nothing
+// unless gcTuned.
 func tuneGC(stop <-chan struct{}) {
 	if !gcTuned() {
 		return
 	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
 	t := time.NewTicker(tunePeriod)
 	defer t.Stop()
-	last := 100
+	last, allocated, at := 100, uint64(0), time.Now()
 	for {
 		metrics.Read(sample)
-		if p := gcPercent(sample[0].Value.Uint64()); p != last {
+		now, total := time.Now(), sample[1].Value.Uint64()
+		rate := float64(total-allocated) / max(now.Sub(at).Seconds(), 1e-3)
+		if allocated == 0 {
+			rate = 0
+		}
+		allocated, at = total, now
+		if p := gcPercent(sample[0].Value.Uint64(), uint64(rate)); p != last {
 			debug.SetGCPercent(p)
 			last = p
 		}
@@ -49,12 +61,12 @@ func tuneGC(stop <-chan struct{}) {
 	}
 }
 
-// gcPercent is the GOGC that gives a live heap of live bytes its headroom:
-// at most Go's default of 100.
-func gcPercent(live uint64) int {
+// gcPercent is the GOGC that gives a live heap of live bytes its headroom,
+// for a server allocating rate bytes a second: at most Go's default of 100.
+func gcPercent(live, rate uint64) int {
 	if live == 0 {
 		return 100
 	}
-	p := max(100/headroomShare, minHeadroom*100/live)
-	return int(min(100, p))
+	headroom := max(live/headroomShare, minHeadroom, rate*minCycle)
+	return int(min(100, max(100/headroomShare, headroom*100/live)))
 }
