@@ -75,6 +75,14 @@ func (d *domainIndex) memVec(a *Atom, dim int) []float32 {
 	return d.rowTo(int(a.slot), dim, nil)
 }
 
+// ownVec is a's row: its memory, or a copy read from disk.
+func (d *domainIndex) ownVec(a *Atom, dim int) []float32 {
+	if v := d.memVec(a, dim); v != nil {
+		return v
+	}
+	return d.vecTo(a, dim, make([]float32, dim))
+}
+
 // blockRows is the number of rows in block k.
 func (d *domainIndex) blockRows(k int) int { return min(len(d.rows)-k*arenaRows, arenaRows) }
 
@@ -106,8 +114,7 @@ func (d *domainIndex) dotAll(vec []float32, dim int, scores []float32) {
 		from, n := k*arenaRows, d.blockRows(k)
 		vecs := d.blocks[k].vecs
 		if b := d.blocks[k].disk; b != nil {
-			vecs = make([]float32, n*dim)
-			b.read(0, vecs)
+			vecs = b.rows(n)
 		}
 		vecmath.DotArena(vec, vecs, dim, scores[from:from+n])
 	}
@@ -166,8 +173,7 @@ func (d *domainIndex) encodeAll(dim int) {
 func (b *arenaBlock) encode(n, dim int) {
 	vecs := b.vecs
 	if b.disk != nil {
-		vecs = make([]float32, n*dim)
-		b.disk.read(0, vecs)
+		vecs = b.disk.rows(n)
 	}
 	b.codes = vecmath.NewCodes(quantizer(dim))
 	b.codes.Reserve(max(n, cap(b.vecs)/dim))
@@ -220,7 +226,7 @@ func (d *domainIndex) remove(a *Atom, dim int) {
 	slot := int(a.slot)
 	if slot != last {
 		moved := d.rows[last]
-		row := d.rowTo(last, dim, make([]float32, dim))
+		row := d.ownVec(moved, dim)
 		d.setRow(slot, dim, row)
 		d.rows[slot] = moved
 		moved.slot = a.slot
@@ -279,9 +285,7 @@ func (d *domainIndex) unshare(dim int) {
 			b.vecs = slices.Clone(b.vecs)
 			continue
 		}
-		n := d.blockRows(k)
-		vecs := make([]float32, n*dim)
-		b.disk.read(0, vecs)
+		vecs := b.disk.rows(d.blockRows(k))
 		old := b.disk
 		b.disk = old.file.block(dim)
 		b.disk.write(0, vecs)

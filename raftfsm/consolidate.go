@@ -71,9 +71,7 @@ func (f *FSM) applyConsolidate(c *ConsolidateCmd) *ConsolidateResult {
 	assigned := make(map[*Atom]bool, len(live))
 	vecs := make(map[*Atom][]float32, len(live)) // read once: rows may be on disk
 	for _, a := range live {
-		if vecs[a] = d.memVec(a, f.dim); vecs[a] == nil {
-			vecs[a] = d.vecTo(a, f.dim, make([]float32, f.dim))
-		}
+		vecs[a] = d.ownVec(a, f.dim)
 	}
 	for i, seed := range live {
 		if assigned[seed] {

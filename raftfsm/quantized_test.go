@@ -43,7 +43,44 @@ func codeRows(d *domainIndex) int {
 // meet the same expectations (and the same reference model) as the exact
 // scans.
 func TestQuantisedPathPassesTheSuite(t *testing.T) {
-	tests := map[string]func(*testing.T){
+	tests := stateSuite()
+	runEach(t, tests, "", func(t *testing.T) { withCodedRows(t, 1) })
+	// Blocks of two rows: every search and gate spans many segments, and
+	// deletes move rows across blocks.
+	runEach(t, tests, "/blocks", func(t *testing.T) { withCodedRows(t, 1); withArenaRows(t, 2) })
+	runEach(t, tests, "/blocks-exact", func(t *testing.T) { withArenaRows(t, 2) })
+}
+
+// TestRowsOnDiskPassTheSuite runs the suite with the rows of every full
+// block on disk from the first row: searches and gates read them back,
+// deletes move rows on disk, snapshots read pinned extents while applies
+// go on, and restores rebuild the file. In "/small" a domain under 4 rows
+// is searched exactly, so its rows come back into memory.
+func TestRowsOnDiskPassTheSuite(t *testing.T) {
+	tests := stateSuite()
+	for name, test := range map[string]func(*testing.T){
+		"SnapshotIsDetached": TestSnapshotIsDetached, "StreamingRestore": TestStreamingRestore, "Reset": TestReset,
+		"DeleteLeavesNoTrace": TestDeleteLeavesNoTrace, "QuantisedReadsMatchExact": TestQuantisedReadsMatchExact,
+		"PrunedStagesMatchBruteForce": TestPrunedStagesMatchBruteForce,
+	} {
+		tests[name] = test
+	}
+	runEach(t, tests, "", func(t *testing.T) { withCodedRows(t, 1); withArenaRows(t, 2); withDiskRows(t, 1) })
+	runEach(t, tests, "/small", func(t *testing.T) { withCodedRows(t, 4); withArenaRows(t, 2); withDiskRows(t, 1) })
+}
+
+// withDiskRows makes every new state keep full blocks on disk once it
+// holds n rows.
+func withDiskRows(t *testing.T, n int) {
+	old := diskDefault
+	diskDefault.dir, diskDefault.rows = t.TempDir(), n
+	t.Cleanup(func() { diskDefault = old })
+}
+
+// stateSuite is the state machine's tests that the quantised and on-disk
+// variants run again.
+func stateSuite() map[string]func(*testing.T) {
+	return map[string]func(*testing.T){
 		"AgainstModel": TestAgainstModel, "ReplicasAgree": TestReplicasAgree,
 		"SnapshotRestoreReplay": TestSnapshotRestoreReplay,
 		"ReadSemantic":          TestReadSemantic, "ReadValenceModulation": TestReadValenceModulation,
@@ -58,42 +95,6 @@ func TestQuantisedPathPassesTheSuite(t *testing.T) {
 		"DeleteAtom": TestDeleteAtom, "DeleteSwapsArenaRows": TestDeleteSwapsArenaRows,
 		"DeleteDomain": TestDeleteDomain, "FeedbackValence": TestFeedbackValence,
 	}
-	runEach(t, tests, "", func(t *testing.T) { withCodedRows(t, 1) })
-	// Blocks of two rows: every search and gate spans many segments, and
-	// deletes move rows across blocks.
-	runEach(t, tests, "/blocks", func(t *testing.T) { withCodedRows(t, 1); withArenaRows(t, 2) })
-	runEach(t, tests, "/blocks-exact", func(t *testing.T) { withArenaRows(t, 2) })
-}
-
-// TestRowsOnDiskPassTheSuite runs the suite with the rows of every full
-// block on disk from the first row: searches and gates read them back,
-// deletes move rows on disk, snapshots read pinned extents while applies
-// go on, and restores rebuild the file. In "/small" a domain under 4 rows
-// is searched exactly, so its rows come back into memory.
-func TestRowsOnDiskPassTheSuite(t *testing.T) {
-	tests := map[string]func(*testing.T){
-		"AgainstModel": TestAgainstModel, "ReplicasAgree": TestReplicasAgree,
-		"SnapshotRestoreReplay": TestSnapshotRestoreReplay, "SnapshotIsDetached": TestSnapshotIsDetached,
-		"StreamingRestore": TestStreamingRestore, "Reset": TestReset,
-		"ReadSemantic": TestReadSemantic, "ReadValenceModulation": TestReadValenceModulation,
-		"ReadFingerprint": TestReadFingerprint, "ReadFingerprintPullsLiveTip": TestReadFingerprintPullsLiveTip,
-		"ReadConceptScoped": TestReadConceptScoped, "ReadHebbianAssociations": TestReadHebbianAssociations,
-		"ReadDiversity": TestReadDiversity, "ReadTieIndependentOfRows": TestReadTieIndependentOfRows,
-		"WriteGate": TestWriteGate, "WriteBatch": TestWriteBatch, "DeleteAtom": TestDeleteAtom,
-		"DeleteSwapsArenaRows": TestDeleteSwapsArenaRows, "DeleteDomain": TestDeleteDomain,
-		"DeleteLeavesNoTrace": TestDeleteLeavesNoTrace, "QuantisedReadsMatchExact": TestQuantisedReadsMatchExact,
-		"PrunedStagesMatchBruteForce": TestPrunedStagesMatchBruteForce,
-	}
-	runEach(t, tests, "", func(t *testing.T) { withCodedRows(t, 1); withArenaRows(t, 2); withDiskRows(t, 1) })
-	runEach(t, tests, "/small", func(t *testing.T) { withCodedRows(t, 4); withArenaRows(t, 2); withDiskRows(t, 1) })
-}
-
-// withDiskRows makes every new state keep full blocks on disk once it
-// holds n rows.
-func withDiskRows(t *testing.T, n int) {
-	old := diskDefault
-	diskDefault.dir, diskDefault.rows = t.TempDir(), n
-	t.Cleanup(func() { diskDefault = old })
 }
 
 // runEach runs every test as a subtest named name+suffix, after setup.

@@ -665,7 +665,7 @@ func (s *search) diversify(c []candidate, k int) []candidate {
 	for i := range c {
 		rel[i], vecs[i] = c[i].rel, c[i].vec
 		if vecs[i] == nil { // on disk
-			vecs[i] = s.t.domains[c[i].a.Domain].vecTo(c[i].a, s.f.dim, make([]float32, s.f.dim))
+			vecs[i] = s.t.domains[c[i].a.Domain].ownVec(c[i].a, s.f.dim)
 		}
 	}
 	picks := vecmath.MMR(rel, vecs, k, s.req.Diversity, 0)

@@ -77,6 +77,13 @@ func (b *diskBlock) write(row int, src []float32) { b.file.write(b.ext, row, b.d
 
 func (b *diskBlock) free() { b.file.release(b.ext) }
 
+// rows reads the block's first n rows into fresh memory.
+func (b *diskBlock) rows(n int) []float32 {
+	v := make([]float32, n*b.dim)
+	b.read(0, v)
+	return v
+}
+
 // free lets go of the block's extent, if it has one.
 func (b *arenaBlock) free() {
 	if b.disk != nil {
@@ -111,9 +118,7 @@ func (d *domainIndex) load(dim int) {
 		if b.disk == nil {
 			continue
 		}
-		n := d.blockRows(k)
-		b.vecs = make([]float32, n*dim, max(n, 1)*dim)
-		b.disk.read(0, b.vecs)
+		b.vecs = b.disk.rows(d.blockRows(k))
 		b.free()
 	}
 }
