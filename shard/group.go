@@ -98,8 +98,10 @@ type Group struct {
 	prop  *proposer
 	logs  raft.LogStore // the store behind a cache; entries are read by ReadIndex
 	store *raftboltdb.BoltStore
-	snaps *raft.FileSnapshotStore
-	done  chan struct{}
+	// stable is store as raft's stable store, cut off before store closes.
+	stable *stableStore
+	snaps  *raft.FileSnapshotStore
+	done   chan struct{}
 
 	// readyTerm is the last leadership term in which a ReadIndex barrier was
 	// committed and applied, so that reads write to the log once per term.
@@ -169,7 +171,8 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	}
 	label := groupLabel(cfg.ID)
 	fsm := newFSMAdapter(sm, label)
-	r, err := raft.NewRaft(rc, fsm, logs, store, sizedStore{snaps}, trans)
+	stable := &stableStore{s: store}
+	r, err := raft.NewRaft(rc, fsm, logs, stable, sizedStore{snaps}, trans)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start raft: %w", err)
 	}
@@ -177,7 +180,7 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	grp := &Group{
 		id: cfg.ID, cfg: cfg, node: n, log: log, raft: r, fsm: fsm,
 		prop: newProposer(r.Apply, done, proposeBatch.WithLabelValues(label)),
-		logs: logs, store: store, snaps: snaps, done: done, bootIndex: boot,
+		logs: logs, store: store, stable: stable, snaps: snaps, done: done, bootIndex: boot,
 	}
 	go grp.snapshotBySize()
 	return grp, nil
@@ -426,6 +429,7 @@ func (g *Group) close() error {
 		if err := g.raft.Shutdown().Error(); err != nil {
 			errs = append(errs, fmt.Errorf("cannot shut down raft of group %d: %w", g.id, err))
 		}
+		g.stable.close() // the transport may still hand raft a heartbeat
 		if err := g.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("cannot close log store of group %d: %w", g.id, err))
 		}
