@@ -96,6 +96,7 @@ type edgeSet struct {
 	// shared[k] is set while a snapshot may still read slab chunk k
 	// (freeze): the next touch of one of its edges copies the chunk first.
 	shared []bool
+	sink   int64 // warm's loads
 }
 
 func newEdgeSet() edgeSet {
@@ -468,6 +469,8 @@ func (s *edgeSet) coactivateWithin(concepts []string, at int64) {
 			ids[i] = s.concepts.intern(c)
 		}
 	}
+	var keys [maxEdgeConcepts * (maxEdgeConcepts - 1) / 2]uint64
+	pairs := keys[:0]
 	for i := 0; i < len(concepts); i++ {
 		for j := i + 1; j < len(concepts); j++ {
 			a, b := concepts[i], concepts[j]
@@ -475,12 +478,33 @@ func (s *edgeSet) coactivateWithin(concepts []string, at int64) {
 				continue
 			}
 			if b < a {
-				s.touchIDs(ids[j], ids[i], writeEta, 0, false, at)
+				pairs = append(pairs, pairKey(ids[j], ids[i]))
 			} else {
-				s.touchIDs(ids[i], ids[j], writeEta, 0, false, at)
+				pairs = append(pairs, pairKey(ids[i], ids[j]))
 			}
 		}
 	}
+	s.sink += s.warm(pairs)
+	for _, k := range pairs {
+		s.touchIDs(int32(k>>32), int32(uint32(k)), writeEta, 0, false, at)
+	}
+}
+
+// warm loads what touching the pairs will read, pair by pair in loops
+// whose iterations do not depend on each other, so the CPU fetches them in
+// parallel: each pair's slot in the index and its record is a cache miss
+// in a large tenant, which touchIDs, one pair after the other, would
+// otherwise wait for in turn. The sum only keeps the loads.
+func (s *edgeSet) warm(pairs []uint64) (sum int64) {
+	for _, k := range pairs {
+		sum += s.pairs.warm(k)
+	}
+	for _, k := range pairs {
+		if n, ok := s.pairs.get(k); ok {
+			sum += s.rec(n).Count
+		}
+	}
+	return sum
 }
 
 func clamp(v, lo, hi float64) float64 {

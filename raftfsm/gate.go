@@ -39,8 +39,7 @@ func getGate(dim int) *gate {
 		return g
 	}
 	g := &gate{dim: dim, s: vecmath.NewSearcher(c.q)}
-	g.opt = vecmath.SearchOptions{K: 1, Floor: noFloor, Exact: vecmath.DotRef, MinWeight: 1, MaxWeight: 1,
-		Weight: g.weight}
+	g.opt = vecmath.SearchOptions{K: 1, Floor: noFloor, Exact: vecmath.DotRef, MinWeight: 1, MaxWeight: 1}
 	return g
 }
 
@@ -103,16 +102,33 @@ func (g *gate) coded(vec []float32, split bool) (*Atom, float32) {
 	if split && len(d.rows) >= parallelRows && runtime.GOMAXPROCS(0) > 1 {
 		g.opt.Fanout = fanout
 	}
-	var best *Atom
-	var cos float32
-	for _, h := range g.s.Search(vec, g.segs, &g.opt) {
-		// Hits tie at the best cosine; the lowest ID wins, as in exact.
-		if a := d.rows[h.Seg*arenaRows+h.Row]; best == nil || compareID(a.ID, best.ID) < 0 {
-			best, cos = a, h.Sim
-		}
+	// Most nearest rows are live tips: search every row first, reading no
+	// atom; only when a best row is skipped, search again weighing each
+	// row it evaluates. The live rows' best is the rows' best when that one
+	// is live, so both give what the weighted search alone gives.
+	g.opt.Weight = nil
+	best, cos, ok := g.best(g.s.Search(vec, g.segs, &g.opt))
+	if !ok {
+		g.opt.Weight = g.weight
+		best, cos, _ = g.best(g.s.Search(vec, g.segs, &g.opt))
 	}
 	clear(g.segs) // no arena stays reachable from the pool
 	return best, cos
+}
+
+// best picks the lowest ID among the hits (they tie at the best cosine),
+// as exact does; ok is false when a hit is a row the gate skips.
+func (g *gate) best(hits []vecmath.Hit) (best *Atom, cos float32, ok bool) {
+	for _, h := range hits {
+		i := h.Seg*arenaRows + h.Row
+		if g.opt.Weight == nil && g.skip(i) {
+			return nil, 0, false
+		}
+		if a := g.d.rows[i]; best == nil || compareID(a.ID, best.ID) < 0 {
+			best, cos = a, h.Sim
+		}
+	}
+	return best, cos, true
 }
 
 // exact scans the domain: SIMD ranks the rows; the best gateRecheck live

@@ -34,6 +34,15 @@ func (p *pairIndex) slot(k uint64) int {
 	}
 }
 
+// warm loads the first slot key would be looked up in (edgeSet.warm).
+func (p *pairIndex) warm(key uint64) int64 {
+	if len(p.keys) == 0 {
+		return 0
+	}
+	i, _ := bits.Mul64((key+1)*0x9E3779B97F4A7C15, uint64(len(p.keys)))
+	return int64(p.keys[i]) + int64(p.vals[i])
+}
+
 // get returns the number of pair key, if it is listed.
 func (p *pairIndex) get(key uint64) (int32, bool) {
 	if len(p.keys) == 0 {
