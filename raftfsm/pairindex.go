@@ -19,11 +19,17 @@ func newPairIndex(n int) pairIndex {
 	return pairIndex{keys: make([]uint64, size), vals: make([]int32, size)}
 }
 
-// slot returns the slot holding k, or the empty slot where k would go.
-func (p *pairIndex) slot(k uint64) int {
+// home returns the first slot probed for k.
+func (p *pairIndex) home(k uint64) uint64 {
 	// Fibonacci hashing spreads the ids' small integers over all 64
 	// bits; the high bits of its product with the size pick the slot.
 	i, _ := bits.Mul64(k*0x9E3779B97F4A7C15, uint64(len(p.keys)))
+	return i
+}
+
+// slot returns the slot holding k, or the empty slot where k would go.
+func (p *pairIndex) slot(k uint64) int {
+	i := p.home(k)
 	for {
 		if x := p.keys[i]; x == k || x == 0 {
 			return int(i)
@@ -39,7 +45,7 @@ func (p *pairIndex) warm(key uint64) int64 {
 	if len(p.keys) == 0 {
 		return 0
 	}
-	i, _ := bits.Mul64((key+1)*0x9E3779B97F4A7C15, uint64(len(p.keys)))
+	i := p.home(key + 1)
 	return int64(p.keys[i]) + int64(p.vals[i])
 }
 
