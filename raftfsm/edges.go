@@ -428,20 +428,25 @@ func (s *edgeSet) freeze(share bool) frozenEdges {
 	return frozenEdges{chunks: slices.Clone(s.slab), count: s.count, names: s.concepts.names}
 }
 
-// rows copies the rows in creation order.
-func (fe frozenEdges) rows() []edgeRec {
+// sorted copies the rows ordered by the names of A, then B (order).
+func (fe frozenEdges) sorted() []edgeRec {
 	recs := make([]edgeRec, 0, fe.count)
-	for _, chunk := range fe.chunks {
-		recs = append(recs, chunk[:min(len(chunk), fe.count-len(recs))]...)
+	for _, n := range fe.order() {
+		recs = append(recs, *fe.at(n))
 	}
 	return recs
 }
 
-// sorted copies the rows ordered by the names of A, then B (each edge's A
-// is the lesser name): the concepts are ranked by name once, then the rows
-// sort by integer keys.
-func (fe frozenEdges) sorted() []edgeRec {
-	recs := fe.rows()
+// at returns row n of the view.
+func (fe frozenEdges) at(n int32) *edgeRec {
+	k, i := chunkOf(n)
+	return &fe.chunks[k][i]
+}
+
+// order returns the row numbers ordered by the names of A, then B (each
+// edge's A is the lesser name): the concepts are ranked by name once, then
+// the rows' rank pairs (unique: one row per pair) sort by radix.
+func (fe frozenEdges) order() []int32 {
 	byName := make([]int32, len(fe.names))
 	for i := range byName {
 		byName[i] = int32(i)
@@ -451,10 +456,58 @@ func (fe frozenEdges) sorted() []edgeRec {
 	for r, id := range byName {
 		rank[id] = int32(r)
 	}
-	slices.SortFunc(recs, func(x, y edgeRec) int {
-		return cmp.Compare(pairKey(rank[x.id[0]], rank[x.id[1]]), pairKey(rank[y.id[0]], rank[y.id[1]]))
-	})
-	return recs
+	keys := make([]keyedRow, 0, fe.count)
+	for _, chunk := range fe.chunks {
+		for _, r := range chunk[:min(len(chunk), fe.count-len(keys))] {
+			keys = append(keys, keyedRow{uint64(rank[r.id[0]])<<32 | uint64(rank[r.id[1]]), int32(len(keys))})
+		}
+	}
+	radixSort(keys, bits.Len(uint(len(rank))))
+	order := make([]int32, len(keys))
+	for j, k := range keys {
+		order[j] = k.i
+	}
+	return order
+}
+
+// keyedRow is a row's sort key and its place.
+type keyedRow struct {
+	k uint64
+	i int32
+}
+
+// radixDigit is the width of one counting pass of radixSort.
+const radixDigit = 11
+
+// radixSort sorts keys by k, whose halves (bits 32 up, bits 0 up) each fit
+// in width bits, by least-significant-digit counting passes over the bits
+// in use. Both halves take the same number of passes, so the sorted keys
+// end in keys, not in the scratch buffer.
+func radixSort(keys []keyedRow, width int) {
+	if len(keys) < 2 {
+		return
+	}
+	buf := make([]keyedRow, len(keys))
+	var count [1 << radixDigit]int
+	for _, half := range [2]uint{0, 32} {
+		for shift := half; shift < half+uint(width); shift += radixDigit {
+			clear(count[:])
+			for _, k := range keys {
+				count[k.k>>shift&(1<<radixDigit-1)]++
+			}
+			sum := 0
+			for d, c := range count {
+				count[d] = sum
+				sum += c
+			}
+			for _, k := range keys {
+				d := k.k >> shift & (1<<radixDigit - 1)
+				buf[count[d]] = k
+				count[d]++
+			}
+			keys, buf = buf, keys
+		}
+	}
 }
 
 // coactivateWithin adds the small within-atom increment for every pair of an

@@ -172,10 +172,10 @@ func (fr *frozen) encode(out func(chunk []byte)) {
 			e.f32s(v)
 			e.cut(out)
 		}
-		recs := t.edges.sorted()
-		e.uvarint(uint64(len(recs)))
-		for i := range recs {
-			ed := &recs[i]
+		order := t.edges.order()
+		e.uvarint(uint64(len(order)))
+		for _, n := range order {
+			ed := t.edges.at(n)
 			e.str(t.edges.names[ed.id[0]])
 			e.str(t.edges.names[ed.id[1]])
 			e.f64(ed.Weight)
