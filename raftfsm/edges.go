@@ -428,15 +428,6 @@ func (s *edgeSet) freeze(share bool) frozenEdges {
 	return frozenEdges{chunks: slices.Clone(s.slab), count: s.count, names: s.concepts.names}
 }
 
-// sorted copies the rows ordered by the names of A, then B (order).
-func (fe frozenEdges) sorted() []edgeRec {
-	recs := make([]edgeRec, 0, fe.count)
-	for _, n := range fe.order() {
-		recs = append(recs, *fe.at(n))
-	}
-	return recs
-}
-
 // at returns row n of the view.
 func (fe frozenEdges) at(n int32) *edgeRec {
 	k, i := chunkOf(n)
@@ -459,7 +450,7 @@ func (fe frozenEdges) order() []int32 {
 	keys := make([]keyedRow, 0, fe.count)
 	for _, chunk := range fe.chunks {
 		for _, r := range chunk[:min(len(chunk), fe.count-len(keys))] {
-			keys = append(keys, keyedRow{uint64(rank[r.id[0]])<<32 | uint64(rank[r.id[1]]), int32(len(keys))})
+			keys = append(keys, keyedRow{pairKey(rank[r.id[0]], rank[r.id[1]]), int32(len(keys))})
 		}
 	}
 	radixSort(keys, bits.Len(uint(len(rank))))

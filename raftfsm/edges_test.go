@@ -235,3 +235,13 @@ func (s *edgeSet) sorted() []Edge {
 	}
 	return out
 }
+
+// sorted copies the rows ordered by the names of A, then B, as a snapshot
+// writes them (order).
+func (fe frozenEdges) sorted() []edgeRec {
+	recs := make([]edgeRec, 0, fe.count)
+	for _, n := range fe.order() {
+		recs = append(recs, *fe.at(n))
+	}
+	return recs
+}

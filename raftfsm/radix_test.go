@@ -1,6 +1,7 @@
 package raftfsm
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -22,15 +23,7 @@ func TestRadixSortMatchesSort(t *testing.T) {
 			}
 		}
 		want := slices.Clone(keys)
-		slices.SortFunc(want, func(x, y keyedRow) int {
-			switch {
-			case x.k < y.k:
-				return -1
-			case x.k > y.k:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(want, func(x, y keyedRow) int { return cmp.Compare(x.k, y.k) })
 		radixSort(keys, tc.width)
 		if !slices.Equal(keys, want) {
 			t.Fatalf("n=%d width=%d: radix order differs from a comparison sort", tc.n, tc.width)
