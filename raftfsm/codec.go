@@ -18,11 +18,13 @@ type enc struct{ b []byte }
 const chunkBytes = 1 << 20
 
 // cut passes the bytes so far to out once they reach chunkBytes and starts
-// a new chunk.
+// the next chunk in the same buffer: out must be done with a chunk when it
+// returns (write it, hash it, copy it), so that a snapshot allocates one
+// buffer, not one a megabyte.
 func (e *enc) cut(out func(chunk []byte)) {
 	if len(e.b) >= chunkBytes {
 		out(e.b)
-		e.b = make([]byte, 0, chunkBytes+chunkBytes/4)
+		e.b = e.b[:0]
 	}
 }
 

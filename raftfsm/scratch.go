@@ -17,6 +17,9 @@ type scratch struct {
 	hcands  []candidate     // hebbian: each atom's best score so far
 	sinks   [2]AtomType     // countMatches and hebbian: what prefetchAhead read
 	rows    [2][]float32    // per stage (mainStage, assocStage): a row read from disk
+	seated  map[*Atom]bool  // Read: atoms given a place in the answer
+	names   []string        // domainNames
+	doms    []*domainIndex  // ranked: the domains of names
 }
 
 // fresh is an atom carrying query concepts that the semantic stage did
@@ -36,6 +39,7 @@ var scratches = sync.Pool{New: func() any {
 		byAtom:  make(map[*Atom]int, 64),
 		counted: make(map[*Atom]int32, maxPostingsRead),
 		hebb:    make(map[*Atom]int32, maxAssocPostings),
+		seated:  make(map[*Atom]bool, 16),
 	}
 }}
 
@@ -49,6 +53,10 @@ func putScratch(sc *scratch) {
 	clear(sc.byAtom)
 	clear(sc.counted)
 	clear(sc.hebb)
+	clear(sc.seated)
+	clear(sc.names) // drop the references, keep the room
+	clear(sc.doms)
+	sc.names, sc.doms = sc.names[:0], sc.doms[:0]
 	sc.order, sc.matched, sc.fresh = sc.order[:0], sc.matched[:0], sc.fresh[:0]
 	sc.cands, sc.hcands = sc.cands[:0], sc.hcands[:0]
 	scratches.Put(sc)

@@ -161,7 +161,8 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	if t == nil || len(req.Vector) != f.dim {
 		return res
 	}
-	s := &search{f: f, t: t, req: req, seated: make(map[*Atom]bool), sc: getScratch()}
+	s := &search{f: f, t: t, req: req, sc: getScratch()}
+	s.seated = s.sc.seated
 	defer putScratch(s.sc) // after the items are copied out of the candidates
 	if g := req.Calibration; g > 0 && !math.IsInf(g, 0) {
 		s.gamma = g
@@ -195,7 +196,7 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	} else if len(main) > k {
 		main = main[:k]
 	}
-	var assoc []candidate
+	assoc := make([]candidate, 0, slots)
 	if req.IncludeAssociations {
 		s.associated.Wait() // it reads seated
 		res.Expanded = s.expanded
@@ -208,6 +209,9 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 			assoc = append(assoc, c)
 		}
 	}
+	n := len(pinned) + len(main) + len(assoc)
+	res.Items = make([]Item, 0, n) // one allocation: an Item copies an atom
+	res.Touch = make([]ID, 0, n)
 	for _, group := range [][]candidate{pinned, main, assoc} {
 		for _, c := range group {
 			res.Items = append(res.Items, Item{Atom: *c.a, Relevance: c.rel, Similarity: c.sim, Source: c.source})
@@ -338,12 +342,14 @@ func (s *search) ranked(n int) []candidate {
 		return nil
 	}
 	names := s.domainNames()
-	doms := make([]*domainIndex, len(names))
+	doms := s.mem().doms[:0]
 	rows := 0
-	for i, name := range names {
-		doms[i] = s.t.domains[name]
-		rows += len(doms[i].rows)
+	for _, name := range names {
+		d := s.t.domains[name]
+		doms = append(doms, d)
+		rows += len(d.rows)
 	}
+	s.mem().doms = doms
 	byAtom := s.mem().byAtom
 	var cands []candidate
 	if rows >= codedRows {
@@ -461,22 +467,23 @@ func cutTies(scores []float32, top []int, n int, rows []*Atom, minRel float64) [
 	return append(out, tied...)
 }
 
+// domainNames returns the names of the domains in scope, sorted, in the
+// scratch's room (valid until the scratch goes back).
 func (s *search) domainNames() []string {
+	names := s.mem().names[:0]
 	if s.scope == nil {
-		names := make([]string, 0, len(s.t.domains))
 		for name := range s.t.domains {
 			names = append(names, name)
 		}
-		sort.Strings(names)
-		return names
-	}
-	names := make([]string, 0, len(s.scope))
-	for name := range s.scope {
-		if s.t.domains[name] != nil {
-			names = append(names, name)
+	} else {
+		for name := range s.scope {
+			if s.t.domains[name] != nil {
+				names = append(names, name)
+			}
 		}
 	}
-	sort.Strings(names)
+	slices.Sort(names)
+	s.mem().names = names
 	return names
 }
 

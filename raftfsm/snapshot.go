@@ -149,7 +149,8 @@ func (f *FSM) freeze(share bool) *frozen {
 }
 
 // encode encodes the frozen state (the snapshot's bytes), passing out
-// chunks of about chunkBytes in order.
+// chunks of about chunkBytes in order; a chunk's bytes are reused once out
+// returns.
 func (fr *frozen) encode(out func(chunk []byte)) {
 	e := enc{}
 	e.b = append(e.b, snapshotMagic...)

@@ -397,3 +397,40 @@ func FuzzDecodeState(f *testing.F) {
 		checkDecodeState(t, b)
 	})
 }
+
+// A snapshot of several chunks (the encoder reuses one buffer for them)
+// restores every atom's bytes.
+func TestMultiChunkSnapshotRestores(t *testing.T) {
+	x := newFixture(t)
+	rng := rand.New(rand.NewSource(7))
+	var ids []ID
+	contents := map[ID]string{}
+	for range 900 {
+		text := make([]byte, 4000) // 900 atoms of 4 kB: 3.6 MB, four chunks
+		for j := range text {
+			text[j] = 'a' + byte(rng.Intn(26))
+		}
+		c := string(text)
+		v := make([]float64, testDim) // random directions: the gate keeps each
+		for j := range v {
+			v[j] = rng.NormFloat64()
+		}
+		id := x.put(c, "d", unit(v...))
+		ids = append(ids, id)
+		contents[id] = c
+	}
+	b := snapshotBytes(t, x.f)
+	if len(b) < 3*chunkBytes {
+		t.Fatalf("the snapshot is %d bytes: too small to span chunks", len(b))
+	}
+	g := restored(t, b, testDim)
+	for _, id := range ids {
+		a, ok := g.Get(x.tenant, id)
+		if !ok || a.Content != contents[id] {
+			t.Fatalf("atom %v: restored %v, content equal %v", id, ok, a.Content == contents[id])
+		}
+	}
+	if g.StateHash() != x.f.StateHash() {
+		t.Fatal("the restored state differs")
+	}
+}

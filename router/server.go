@@ -10,7 +10,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/bytedance/sonic"
 	frouter "github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
 
@@ -268,14 +267,14 @@ func (s *Server) writeError(c *call, e *apiError) {
 
 // reply encodes v as the JSON body with the given status.
 func (s *Server) reply(c *call, status int, v any) {
-	b, err := sonic.Marshal(v)
+	c.ctx.SetContentType("application/json")
+	err := encodeReply(v, c.ctx.SetBody)
 	if err != nil {
 		s.log.Error("cannot encode response", "err", err)
-		status, b = 500, []byte(`{"code":"INTERNAL","message":"Internal server error","requestId":null,"retryable":false,"details":null}`)
+		status = 500
+		c.ctx.SetBodyString(`{"code":"INTERNAL","message":"Internal server error","requestId":null,"retryable":false,"details":null}`)
 	}
 	c.ctx.SetStatusCode(status)
-	c.ctx.SetContentType("application/json")
-	c.ctx.SetBody(b)
 }
 
 func (s *Server) ok(c *call, v any) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -128,16 +129,38 @@ func (v *validator) uuids(in []string, max int, loc ...any) []raftfsm.ID {
 	return out
 }
 
+// smallUnion is the size up to which unionStrings dedupes by scanning
+// what it kept (a read's concept lists), without a map.
+const smallUnion = 32
+
+// unionStrings returns the non-empty strings of lists, first occurrences in
+// order; nil when there are none.
 func unionStrings(lists ...[]string) []string {
-	var out []string
-	seen := make(map[string]bool)
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	if n == 0 {
+		return nil
+	}
+	var seen map[string]bool
+	if n > smallUnion {
+		seen = make(map[string]bool, n)
+	}
+	out := make([]string, 0, n)
 	for _, l := range lists {
 		for _, s := range l {
-			if s != "" && !seen[s] {
-				seen[s] = true
-				out = append(out, s)
+			if s == "" || (seen == nil && slices.Contains(out, s)) || seen[s] {
+				continue
 			}
+			if seen != nil {
+				seen[s] = true
+			}
+			out = append(out, s)
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

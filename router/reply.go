@@ -1,0 +1,37 @@
+package router
+
+import (
+	"sync"
+
+	"github.com/bytedance/sonic/encoder"
+)
+
+// replyOptions are sonic.ConfigDefault's encoder options (none), so a reply
+// encodes exactly as sonic.Marshal would.
+const replyOptions encoder.Options = 0
+
+// maxPooledReply bounds the buffers kept for reuse: a rare large reply should
+// not pin its memory in the pool.
+const maxPooledReply = 1 << 20
+
+// replyBuffers hold replies while they are encoded: fasthttp copies a body
+// into its own pooled buffer, so the slice can be reused at once and a reply
+// allocates nothing for its bytes.
+var replyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+// encodeReply encodes v into a pooled buffer and hands the bytes to use,
+// which must not keep them.
+func encodeReply(v any, use func([]byte)) error {
+	bp := replyBuffers.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= maxPooledReply {
+			replyBuffers.Put(bp)
+		}
+	}()
+	*bp = (*bp)[:0]
+	if err := encoder.EncodeInto(bp, v, replyOptions); err != nil {
+		return err
+	}
+	use(*bp)
+	return nil
+}
