@@ -52,7 +52,8 @@ type mcpIdentityKey struct{}
 func (s *Server) toolRoutes(r *frouter.Router) {
 	public := strings.TrimRight(s.cfg.PublicURL, "/")
 	t := &toolSurface{schemas: mcp.NewSchemaCache()}
-	cfg := oauth.Config{Issuer: public, Resource: public + "/mcp", RedirectHosts: s.cfg.RedirectHosts, Logger: s.log}
+	cfg := oauth.Config{Issuer: public, Resource: public + "/mcp", RedirectHosts: s.cfg.RedirectHosts, Logger: s.log,
+		Keys: s.cfg.Vault}
 	if s.console != nil && s.console.c != nil {
 		cfg.Session, cfg.SignInURL, cfg.Render = s.consoleSession, console.SignInPath, s.console.c.Page
 	}

@@ -84,7 +84,7 @@ func serve(args []string) error {
 		SMTPURL:     cfg.SMTPURL, MailFrom: cfg.MailFrom,
 	}, cl, emb)
 	cl.SetHTTPHandler(srv.ServeRaw)
-	chatSrv, stopChat := serveChat(&cfg, ls.chat, cl, log)
+	chatSrv, stopChat := serveChat(&cfg, ls.chat, cl, ring, log)
 	if chatSrv != nil {
 		cl.SetHTTPHandler(transportHandler(srv.ServeRaw, chatSrv))
 	}
@@ -118,11 +118,13 @@ func newEmbedder(cfg *serveConfig, log *slog.Logger) (embedder.Embedder, error) 
 
 // serveChat starts the persistence API (router/chat) on the --chat-addr
 // listener, off (nil) without one; the function it returns stops it.
-func serveChat(cfg *serveConfig, ln net.Listener, cl *cluster.Cluster, log *slog.Logger) (*chat.Server, func(context.Context)) {
+func serveChat(cfg *serveConfig, ln net.Listener, cl *cluster.Cluster, ring *vault.Ring, log *slog.Logger) (*chat.Server, func(context.Context)) {
 	if ln == nil {
 		return nil, func(context.Context) {}
 	}
-	srv := chat.New(cfg.chatConfig(ln.Addr().String(), log), cl)
+	ccfg := cfg.chatConfig(ln.Addr().String(), log)
+	ccfg.Keys = ring // the chat secret enters the meta log sealed
+	srv := chat.New(ccfg, cl)
 	go func() {
 		if err := srv.Serve(ln); err != nil {
 			log.Error("chat persistence API stopped", "err", err)

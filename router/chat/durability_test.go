@@ -1,6 +1,7 @@
 package chat_test
 
 import (
+	"bytes"
 	"reflect"
 	"slices"
 	"testing"
@@ -27,6 +28,7 @@ func TestSurvivesRestart(t *testing.T) {
 	}{
 		{"log replay", nil},
 		{"snapshots", []func(*node){withSnapshots(4)}},
+		{"sealed secret", []func(*node){withSnapshots(4), withKeyRing}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -48,6 +50,9 @@ func testRestart(t *testing.T, opts ...func(*node)) {
 	must(t, gus.do("PATCH", "/api/rooms/"+room+"/messages/"+m1, map[string]any{"content": "first, edited"}), 200)
 	must(t, alice.do("DELETE", "/api/rooms/"+room+"/messages/"+m2, nil), 200)
 	wsURL := gus.realtimeURL(room, -1) // a token issued before the restart
+	if k, ok := n.cl.Meta().ChatKey(); n.opts.Keys != nil && (!ok || !bytes.HasPrefix(k.Secret, []byte("hebb-sealed-key-v1"))) {
+		t.Fatal("the chat secret is not sealed in the meta state")
+	}
 	ws := dialRealtime(t, wsURL)
 	head := int(ws.ready["head"].(float64))
 	before := map[*client]map[string]any{alice: chatState(t, alice, room), gus: chatState(t, gus, room)}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/router/chat"
+	"github.com/hebbdb/hebb/router/vault"
 )
 
 const serviceToken = "svc-test-token-0123456789"
@@ -46,6 +48,15 @@ func withChat(f func(*chat.Config)) func(*node) { return func(n *node) { f(&n.op
 
 // withSnapshots makes every group snapshot every k log entries.
 func withSnapshots(k uint64) func(*node) { return func(n *node) { n.ccfg.SnapshotThreshold = k } }
+
+// withKeyRing seals the chat secret under a vault key ring.
+func withKeyRing(n *node) {
+	r, err := vault.Parse(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	n.opts.Keys = r
+}
 
 func testLogger() *slog.Logger {
 	if os.Getenv("CHAT_TEST_LOG") != "" {

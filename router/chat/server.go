@@ -19,6 +19,7 @@ import (
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/raftfsm"
 	"github.com/hebbdb/hebb/router/relay"
+	"github.com/hebbdb/hebb/router/vault"
 )
 
 // Version is what GET /health reports (interface §9).
@@ -74,6 +75,9 @@ type Config struct {
 	MaxParticipants int           // per room, default 100
 	HTTPClient      *http.Client  // talks to the OIDC provider
 	Logger          *slog.Logger
+	// Keys seals the chat secret before it enters the meta group's log and
+	// opens it when read; nil records it in clear.
+	Keys *vault.Ring
 }
 
 // Server is the chat HTTP surface.

@@ -39,36 +39,67 @@ func (s *Server) secret(ctx context.Context) ([]byte, error) {
 	if s.keys.secret != nil {
 		return s.keys.secret, nil
 	}
-	if k, ok := s.b.Meta().ChatKey(); ok {
-		s.keys.secret = k.Secret
-		return k.Secret, nil
-	}
-	fresh := make([]byte, 32)
-	_, _ = rand.Read(fresh)
-	res, err := s.b.ProposeMeta(ctx, cluster.EncodeChatSetKey(cluster.ChatSetKey{
-		Key: cluster.ChatKey{Secret: fresh, CreatedAt: time.Now().UTC()}}))
-	if err != nil {
-		return nil, fmt.Errorf("cannot create the chat signing key: %w", err)
-	}
-	k, ok := res.(cluster.ChatKey)
+	k, ok := s.b.Meta().ChatKey()
 	if !ok {
-		return nil, fmt.Errorf("cannot create the chat signing key: %v", res)
+		fresh := make([]byte, 32)
+		_, _ = rand.Read(fresh)
+		stored, err := s.sealKey(fresh)
+		if err != nil {
+			return nil, err
+		}
+		res, err := s.b.ProposeMeta(ctx, cluster.EncodeChatSetKey(cluster.ChatSetKey{
+			Key: cluster.ChatKey{Secret: stored, CreatedAt: time.Now().UTC()}}))
+		if err != nil {
+			return nil, fmt.Errorf("cannot create the chat signing key: %w", err)
+		}
+		if k, ok = res.(cluster.ChatKey); !ok {
+			return nil, fmt.Errorf("cannot create the chat signing key: %v", res)
+		}
 	}
-	s.keys.secret = k.Secret
-	return k.Secret, nil
+	secret, err := s.openKey(k.Secret)
+	if err != nil {
+		return nil, err
+	}
+	s.keys.secret = secret
+	return secret, nil
 }
 
 // knownSecret returns the secret without creating it: verification of a
-// token fails anyway when no key exists yet.
+// token fails anyway when no key exists yet (or it cannot be opened).
 func (s *Server) knownSecret() []byte {
 	s.keys.mu.Lock()
 	defer s.keys.mu.Unlock()
 	if s.keys.secret == nil {
 		if k, ok := s.b.Meta().ChatKey(); ok {
-			s.keys.secret = k.Secret
+			secret, err := s.openKey(k.Secret)
+			if err != nil {
+				s.log.Error("chat signing key", "err", err)
+				return nil
+			}
+			s.keys.secret = secret
 		}
 	}
 	return s.keys.secret
+}
+
+// keyPurpose names the chat secret in its sealing (vault.Ring.SealKey).
+const keyPurpose = "chat signing key"
+
+// sealKey seals the secret for the meta log when the server has a key ring.
+func (s *Server) sealKey(secret []byte) ([]byte, error) {
+	if s.cfg.Keys == nil {
+		return secret, nil
+	}
+	return s.cfg.Keys.SealKey(secret, keyPurpose, "")
+}
+
+// openKey returns a stored secret, sealed or (recorded before keys were
+// sealed, or by a server without a ring) in clear.
+func (s *Server) openKey(stored []byte) ([]byte, error) {
+	if s.cfg.Keys == nil {
+		return stored, nil
+	}
+	return s.cfg.Keys.OpenKey(stored, keyPurpose, "")
 }
 
 func subkey(secret []byte, purpose string) []byte {

@@ -46,14 +46,23 @@ func (s *Server) signer(ctx context.Context) (*signer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cannot encode the signing key: %w", err)
 		}
+		kid := newID("k")
+		stored, err := s.sealKey(der, kid)
+		if err != nil {
+			return nil, err
+		}
 		res, err := s.propose(ctx, cluster.EncodeOAuthSetKey(cluster.OAuthSetKey{
-			Key: cluster.OAuthKey{KID: newID("k"), PrivateKey: der, CreatedAt: time.Now().UTC()}}))
+			Key: cluster.OAuthKey{KID: kid, PrivateKey: stored, CreatedAt: time.Now().UTC()}}))
 		if err != nil {
 			return nil, fmt.Errorf("cannot record the signing key: %w", err)
 		}
 		k = res.(cluster.OAuthKey)
 	}
-	parsed, err := x509.ParsePKCS8PrivateKey(k.PrivateKey)
+	der, err := s.openKey(k.PrivateKey, k.KID)
+	if err != nil {
+		return nil, err
+	}
+	parsed, err := x509.ParsePKCS8PrivateKey(der)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the signing key: %w", err)
 	}
@@ -61,9 +70,29 @@ func (s *Server) signer(ctx context.Context) (*signer, error) {
 	if !ok {
 		return nil, errors.New("oauth: the signing key is not an RSA key")
 	}
-	mac := sha256.Sum256(append([]byte("hebb oauth ticket\x00"), k.PrivateKey...))
+	mac := sha256.Sum256(append([]byte("hebb oauth ticket\x00"), der...))
 	s.sig = &signer{kid: k.KID, key: priv, ticket: mac[:]}
 	return s.sig, nil
+}
+
+// keyPurpose names the signing key in its sealing (vault.Ring.SealKey).
+const keyPurpose = "oauth signing key"
+
+// sealKey seals der for the meta log when the server has a key ring.
+func (s *Server) sealKey(der []byte, kid string) ([]byte, error) {
+	if s.cfg.Keys == nil {
+		return der, nil
+	}
+	return s.cfg.Keys.SealKey(der, keyPurpose, kid)
+}
+
+// openKey returns the DER of a stored key, sealed or (recorded before keys
+// were sealed, or by a server without a ring) in clear.
+func (s *Server) openKey(stored []byte, kid string) ([]byte, error) {
+	if s.cfg.Keys == nil {
+		return stored, nil
+	}
+	return s.cfg.Keys.OpenKey(stored, keyPurpose, kid)
 }
 
 var b64 = base64.RawURLEncoding

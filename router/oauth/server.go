@@ -16,6 +16,7 @@ import (
 
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/router/ratelimit"
+	"github.com/hebbdb/hebb/router/vault"
 )
 
 // Scopes the server grants (interface §5 item 4).
@@ -68,6 +69,9 @@ type Config struct {
 	// register redirect URIs on; loopback hosts are always allowed.
 	RedirectHosts []string
 	Logger        *slog.Logger
+	// Keys seals the signing key before it enters the meta group's log and
+	// opens it when read; nil records it in clear.
+	Keys *vault.Ring
 
 	// Session resolves the person a browser request is signed in as (the
 	// web console's session): the org the tokens will resolve to and the

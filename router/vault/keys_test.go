@@ -1,0 +1,46 @@
+package vault
+
+import (
+	"bytes"
+	"encoding/base64"
+	"errors"
+	"testing"
+)
+
+func testRing(t *testing.T, b byte) *Ring {
+	t.Helper()
+	r, err := Parse(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{b}, 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestSealKey(t *testing.T) {
+	r := testRing(t, 1)
+	key := bytes.Repeat([]byte{0x30, 0x82}, 40)
+	sealed, err := r.SealKey(key, "oauth signing key", "k_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(sealed, key[:16]) {
+		t.Fatal("the sealed key holds the key's bytes")
+	}
+	if got, err := r.OpenKey(sealed, "oauth signing key", "k_1"); err != nil || !bytes.Equal(got, key) {
+		t.Fatalf("OpenKey = %x, %v", got, err)
+	}
+	// Bound to its purpose and id, and to the ring.
+	for name, open := range map[string]func() ([]byte, error){
+		"purpose": func() ([]byte, error) { return r.OpenKey(sealed, "chat signing key", "k_1") },
+		"id":      func() ([]byte, error) { return r.OpenKey(sealed, "oauth signing key", "k_2") },
+		"ring":    func() ([]byte, error) { return testRing(t, 2).OpenKey(sealed, "oauth signing key", "k_1") },
+	} {
+		if _, err := open(); !errors.Is(err, ErrCannotOpen) {
+			t.Errorf("another %s opened the key: %v", name, err)
+		}
+	}
+	// A key recorded in clear by an earlier version reads as it is.
+	if got, err := r.OpenKey(key, "oauth signing key", "k_1"); err != nil || !bytes.Equal(got, key) {
+		t.Fatalf("a clear key: %x, %v", got, err)
+	}
+}
