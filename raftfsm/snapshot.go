@@ -99,10 +99,10 @@ type frozenVec struct {
 type frozenTenant struct {
 	id          string
 	lastCreated int64
-	feed        []Atom      // copies, in feed order
-	vecs        []frozenVec // feed[i]'s vector
-	edges       frozenEdges // the slab's chunks, copied and sorted when encoded
-	rest        []byte      // idempotency records, room and chat, encoded
+	feed        []frozenAtom // in feed order
+	vecs        []frozenVec  // feed[i]'s vector
+	edges       frozenEdges  // the slab's chunks, copied and sorted when encoded
+	rest        []byte       // idempotency records, room and chat, encoded
 }
 
 // freeze copies what writes change in place. With share, the domains'
@@ -123,9 +123,9 @@ func (f *FSM) freeze(share bool) *frozen {
 	for _, id := range ids {
 		t := f.tenants[id]
 		ft := frozenTenant{id: t.id, lastCreated: t.lastCreated,
-			feed: make([]Atom, len(t.feed)), vecs: make([]frozenVec, len(t.feed))}
+			feed: make([]frozenAtom, len(t.feed)), vecs: make([]frozenVec, len(t.feed))}
 		for i, a := range t.feed {
-			ft.feed[i] = *a
+			ft.feed[i] = freezeAtom(a)
 			ft.vecs[i] = t.frozenVec(a, f.dim)
 		}
 		if share {
@@ -164,7 +164,8 @@ func (fr *frozen) encode(out func(chunk []byte)) {
 		e.varint(t.lastCreated)
 		e.uvarint(uint64(len(t.feed)))
 		for j := range t.feed {
-			e.atom(&t.feed[j])
+			a := t.feed[j].atom()
+			e.atom(&a)
 			v := t.vecs[j].mem
 			if b := t.vecs[j].disk; b != nil {
 				v = row

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math/rand"
 	"os"
@@ -432,5 +433,63 @@ func TestMultiChunkSnapshotRestores(t *testing.T) {
 	}
 	if g.StateHash() != x.f.StateHash() {
 		t.Fatal("the restored state differs")
+	}
+}
+
+// A snapshot is encoded while applies change the atoms it froze in every
+// way apply changes a stored atom (run with -race: encoding reads no field
+// those applies write), and its bytes are those of the state it froze.
+func TestSnapshotEncodesWhileApplying(t *testing.T) {
+	x, ids := semanticFixture(t)
+	sec := x.secret("db", "d")
+	twins := &WriteCmd{Tenant: "org", Batch: true}
+	for j := range 6 {
+		v := oneHot(5)
+		v[j] += 0.1
+		twins.Items = append(twins.Items, WriteItem{ID: mkID(500 + j), CreatedAt: baseTime + int64(500+j),
+			Content: fmt.Sprint("twin ", j), Domain: "b", Concepts: []string{"twin"}, Vector: normalized(v)})
+	}
+	x.apply(twins)
+	for range 5 { // valence 0.83: consolidation keeps this twin as a singleton
+		x.feedback(1, []ID{mkID(505)})
+	}
+	write, err := x.f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	later, err := x.f.Snapshot() // encoded once every apply is done
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := x.f.encodeState()
+	done := make(chan []byte)
+	go func() {
+		var buf bytes.Buffer
+		if err := write(&buf); err != nil {
+			t.Error(err)
+		}
+		done <- buf.Bytes()
+	}()
+	x.apply(&TouchCmd{Tenant: "org", IDs: ids[:], At: baseTime + 9_000_000})
+	x.feedback(1, []ID{ids[2]}, "alpha")
+	x.supersede("newer", "d", oneHot(7), ids[1])
+	again := x.item("context of db", "d", nil)
+	again.ID, again.Type, again.ExternalRef, again.Sealed = sec, Secret, "secret:db", []byte("sealed again")
+	if r := x.write(again); r.Reason != "replaced" {
+		t.Fatalf("the secret was not replaced: %+v", r)
+	}
+	r := x.apply(&ConsolidateCmd{Tenant: "org", Domain: "b", At: baseTime + 600, BaseID: mkID(700)}).(*ConsolidateResult)
+	if r.PrototypesCreated == 0 || r.SingletonsProtected != 1 {
+		t.Fatalf("consolidation: %+v", r)
+	}
+	if got := <-done; !bytes.Equal(got, want) {
+		t.Fatal("the snapshot saw applies made while it was encoded")
+	}
+	var buf bytes.Buffer
+	if err := later(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatal("the snapshot saw applies made after it was taken")
 	}
 }
