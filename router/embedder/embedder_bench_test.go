@@ -36,6 +36,23 @@ func BenchmarkHashEmbed(b *testing.B) {
 	}
 }
 
+// BenchmarkHashEmbedAlternating embeds a long text and a short one by
+// turns, as a server does with writes and queries sharing the scratch pool:
+// the short one must not cost the long one its feature table.
+func BenchmarkHashEmbedAlternating(b *testing.B) {
+	e := NewHash(HashDim)
+	ctx := context.Background()
+	texts := [][]string{{benchText(100)}, {benchText(10)}}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, err := e.Embed(ctx, texts[i%2]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}
+
 func BenchmarkConcepts(b *testing.B) {
 	text := benchText(30)
 	b.ReportAllocs()

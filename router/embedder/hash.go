@@ -302,9 +302,9 @@ func (t *featureTable) reset(n int) {
 	for size < 2*n {
 		size *= 2
 	}
-	if len(t.slots) < size {
+	if cap(t.slots) < size {
 		t.slots = make([]tableSlot, size)
-	} else {
+	} else { // a smaller text before may have shortened it: reuse the room
 		t.slots = t.slots[:size]
 		clear(t.slots)
 	}
