@@ -7,19 +7,21 @@ import "sync"
 // counted, candidates scored), and the collector cycles that garbage
 // causes are what a read's tail latency waits behind.
 type scratch struct {
-	byAtom  map[*Atom]int   // ranked: candidate index of each atom scored
-	counted map[*Atom]int32 // countMatches: index in order
-	order   []*Atom         // countMatches: atoms in first-seen order
-	matched []int32         // countMatches: query concepts each carries
-	fresh   []fresh         // conceptMatches: atoms outside the semantic pool
-	cands   []candidate     // ranked
-	hebb    map[*Atom]int32 // hebbian: index in hcands
-	hcands  []candidate     // hebbian: each atom's best score so far
-	sinks   [2]AtomType     // countMatches and hebbian: what prefetchAhead read
-	rows    [2][]float32    // per stage (mainStage, assocStage): a row read from disk
-	seated  map[*Atom]bool  // Read: atoms given a place in the answer
-	names   []string        // domainNames
-	doms    []*domainIndex  // ranked: the domains of names
+	byAtom  map[*Atom]int      // ranked: candidate index of each atom scored
+	counted map[*Atom]int32    // countMatches: index in order
+	order   []*Atom            // countMatches: atoms in first-seen order
+	matched []int32            // countMatches: query concepts each carries
+	fresh   []fresh            // conceptMatches: atoms outside the semantic pool
+	cands   []candidate        // ranked
+	hebb    map[*Atom]int32    // hebbian: index in hcands
+	hcands  []candidate        // hebbian: each atom's best score so far
+	sinks   [2]AtomType        // countMatches and hebbian: what prefetchAhead read
+	rows    [2][]float32       // per stage (mainStage, assocStage): a row read from disk
+	seated  map[*Atom]bool     // Read: atoms given a place in the answer
+	names   []string           // domainNames
+	doms    []*domainIndex     // ranked: the domains of names
+	weight  map[string]float64 // expand: each expanded concept's edge weight
+	query   map[string]bool    // expand: the query's concepts
 }
 
 // fresh is an atom carrying query concepts that the semantic stage did
@@ -40,6 +42,8 @@ var scratches = sync.Pool{New: func() any {
 		counted: make(map[*Atom]int32, maxPostingsRead),
 		hebb:    make(map[*Atom]int32, maxAssocPostings),
 		seated:  make(map[*Atom]bool, 16),
+		weight:  make(map[string]float64, 16),
+		query:   make(map[string]bool, 16),
 	}
 }}
 
@@ -54,6 +58,8 @@ func putScratch(sc *scratch) {
 	clear(sc.counted)
 	clear(sc.hebb)
 	clear(sc.seated)
+	clear(sc.weight)
+	clear(sc.query)
 	clear(sc.names) // drop the references, keep the room
 	clear(sc.doms)
 	sc.names, sc.doms = sc.names[:0], sc.doms[:0]

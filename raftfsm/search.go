@@ -687,9 +687,11 @@ func (s *search) diversify(c []candidate, k int) []candidate {
 // weight ≥ minEdgeWeight (at most maxExpandPerSeed per query concept,
 // maxExpanded in all), strongest first, with their strongest weight.
 func (s *search) expand() ([]string, map[string]float64) {
-	weight := make(map[string]float64)
+	sc := s.mem()
+	weight, query := sc.weight, sc.query // the scratch's: valid until it goes back
+	clear(weight)
+	clear(query)
 	var expanded []string
-	query := make(map[string]bool, len(s.req.Concepts))
 	for _, c := range s.req.Concepts {
 		query[c] = true
 	}
@@ -713,7 +715,7 @@ func (s *search) expand() ([]string, map[string]float64) {
 			weight[other] = math.Max(weight[other], e.Weight)
 		}
 	}
-	sort.SliceStable(expanded, func(i, j int) bool { return weight[expanded[i]] > weight[expanded[j]] })
+	slices.SortStableFunc(expanded, func(a, b string) int { return cmp.Compare(weight[b], weight[a]) })
 	if len(expanded) > maxExpanded {
 		expanded = expanded[:maxExpanded]
 	}
