@@ -45,6 +45,18 @@ func (w hclogWriter) Write(p []byte) (int, error) {
 			break
 		}
 	}
+	if level == slog.LevelWarn && firstElection(line) {
+		level = slog.LevelInfo
+	}
 	w.log.Log(context.Background(), level, line)
 	return len(p), nil
+}
+
+// firstElection reports whether line is raft's warning that it starts an
+// election without ever having known a leader: what every group of a
+// starting node does (a single-node server's on each start), not a lost
+// leader, which raft names (last-leader-addr=host:port).
+func firstElection(line string) bool {
+	return strings.Contains(line, "heartbeat timeout reached, starting election") &&
+		(strings.Contains(line, "last-leader-addr= ") || strings.HasSuffix(line, "last-leader-addr="))
 }
