@@ -341,16 +341,16 @@ func (s *search) ranked(n int) []candidate {
 	if n == 0 {
 		return nil
 	}
-	names := s.domainNames()
-	doms := s.mem().doms[:0]
+	sc := s.mem()
+	doms := sc.doms[:0]
 	rows := 0
-	for _, name := range names {
+	for _, name := range s.domainNames() {
 		d := s.t.domains[name]
 		doms = append(doms, d)
 		rows += len(d.rows)
 	}
-	s.mem().doms = doms
-	byAtom := s.mem().byAtom
+	sc.doms = doms
+	byAtom := sc.byAtom
 	var cands []candidate
 	if rows >= codedRows {
 		cands = s.semanticCoded(doms, n, byAtom)
@@ -688,9 +688,7 @@ func (s *search) diversify(c []candidate, k int) []candidate {
 // maxExpanded in all), strongest first, with their strongest weight.
 func (s *search) expand() ([]string, map[string]float64) {
 	sc := s.mem()
-	weight, query := sc.weight, sc.query // the scratch's: valid until it goes back
-	clear(weight)
-	clear(query)
+	weight, query := sc.weight, sc.query // the scratch's (empty): valid until it goes back
 	var expanded []string
 	for _, c := range s.req.Concepts {
 		query[c] = true

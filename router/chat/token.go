@@ -43,7 +43,7 @@ func (s *Server) secret(ctx context.Context) ([]byte, error) {
 	if !ok {
 		fresh := make([]byte, 32)
 		_, _ = rand.Read(fresh)
-		stored, err := s.sealKey(fresh)
+		stored, err := s.cfg.Keys.SealKey(fresh, keyPurpose, "")
 		if err != nil {
 			return nil, err
 		}
@@ -56,7 +56,7 @@ func (s *Server) secret(ctx context.Context) ([]byte, error) {
 			return nil, fmt.Errorf("cannot create the chat signing key: %v", res)
 		}
 	}
-	secret, err := s.openKey(k.Secret)
+	secret, err := s.cfg.Keys.OpenKey(k.Secret, keyPurpose, "")
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (s *Server) knownSecret() []byte {
 	defer s.keys.mu.Unlock()
 	if s.keys.secret == nil {
 		if k, ok := s.b.Meta().ChatKey(); ok {
-			secret, err := s.openKey(k.Secret)
+			secret, err := s.cfg.Keys.OpenKey(k.Secret, keyPurpose, "")
 			if err != nil {
 				s.log.Error("chat signing key", "err", err)
 				return nil
@@ -84,23 +84,6 @@ func (s *Server) knownSecret() []byte {
 
 // keyPurpose names the chat secret in its sealing (vault.Ring.SealKey).
 const keyPurpose = "chat signing key"
-
-// sealKey seals the secret for the meta log when the server has a key ring.
-func (s *Server) sealKey(secret []byte) ([]byte, error) {
-	if s.cfg.Keys == nil {
-		return secret, nil
-	}
-	return s.cfg.Keys.SealKey(secret, keyPurpose, "")
-}
-
-// openKey returns a stored secret, sealed or (recorded before keys were
-// sealed, or by a server without a ring) in clear.
-func (s *Server) openKey(stored []byte) ([]byte, error) {
-	if s.cfg.Keys == nil {
-		return stored, nil
-	}
-	return s.cfg.Keys.OpenKey(stored, keyPurpose, "")
-}
 
 func subkey(secret []byte, purpose string) []byte {
 	mac := hmac.New(sha256.New, secret)

@@ -47,7 +47,7 @@ func (s *Server) signer(ctx context.Context) (*signer, error) {
 			return nil, fmt.Errorf("cannot encode the signing key: %w", err)
 		}
 		kid := newID("k")
-		stored, err := s.sealKey(der, kid)
+		stored, err := s.cfg.Keys.SealKey(der, keyPurpose, kid)
 		if err != nil {
 			return nil, err
 		}
@@ -58,7 +58,7 @@ func (s *Server) signer(ctx context.Context) (*signer, error) {
 		}
 		k = res.(cluster.OAuthKey)
 	}
-	der, err := s.openKey(k.PrivateKey, k.KID)
+	der, err := s.cfg.Keys.OpenKey(k.PrivateKey, keyPurpose, k.KID)
 	if err != nil {
 		return nil, err
 	}
@@ -77,23 +77,6 @@ func (s *Server) signer(ctx context.Context) (*signer, error) {
 
 // keyPurpose names the signing key in its sealing (vault.Ring.SealKey).
 const keyPurpose = "oauth signing key"
-
-// sealKey seals der for the meta log when the server has a key ring.
-func (s *Server) sealKey(der []byte, kid string) ([]byte, error) {
-	if s.cfg.Keys == nil {
-		return der, nil
-	}
-	return s.cfg.Keys.SealKey(der, keyPurpose, kid)
-}
-
-// openKey returns the DER of a stored key, sealed or (recorded before keys
-// were sealed, or by a server without a ring) in clear.
-func (s *Server) openKey(stored []byte, kid string) ([]byte, error) {
-	if s.cfg.Keys == nil {
-		return stored, nil
-	}
-	return s.cfg.Keys.OpenKey(stored, keyPurpose, kid)
-}
 
 var b64 = base64.RawURLEncoding
 

@@ -39,6 +39,14 @@ func TestSealKey(t *testing.T) {
 			t.Errorf("another %s opened the key: %v", name, err)
 		}
 	}
+	// A nil ring keeps keys in clear and cannot open a sealed one.
+	var none *Ring
+	if got, err := none.SealKey(key, "oauth signing key", "k_1"); err != nil || !bytes.Equal(got, key) {
+		t.Fatalf("nil ring SealKey = %x, %v", got, err)
+	}
+	if got, _ := none.OpenKey(sealed, "oauth signing key", "k_1"); bytes.Equal(got, key) {
+		t.Fatal("a nil ring opened a sealed key")
+	}
 	// A key recorded in clear by an earlier version reads as it is.
 	if got, err := r.OpenKey(key, "oauth signing key", "k_1"); err != nil || !bytes.Equal(got, key) {
 		t.Fatalf("a clear key: %x, %v", got, err)
