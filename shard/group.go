@@ -98,6 +98,7 @@ type Group struct {
 	prop  *proposer
 	logs  raft.LogStore // the store behind a cache; entries are read by ReadIndex
 	store *raftboltdb.BoltStore
+	blobs *blobLog // store with large commands' data in segment files
 	// stable is store as raft's stable store, cut off before store closes.
 	stable *stableStore
 	snaps  *raft.FileSnapshotStore
@@ -155,7 +156,16 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	if err != nil {
 		return nil, fmt.Errorf("cannot open snapshot store: %w", err)
 	}
-	logs, err := raft.NewLogCache(logCacheSize, store)
+	blobs, err := openBlobLog(filepath.Join(dir, "segments"), store)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open log segments: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			blobs.Close()
+		}
+	}()
+	logs, err := raft.NewLogCache(logCacheSize, blobs)
 	if err != nil {
 		return nil, fmt.Errorf("cannot create log cache: %w", err)
 	}
@@ -180,7 +190,7 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	grp := &Group{
 		id: cfg.ID, cfg: cfg, node: n, log: log, raft: r, fsm: fsm,
 		prop: newProposer(r.Apply, done, proposeBatch.WithLabelValues(label)),
-		logs: logs, store: store, stable: stable, snaps: snaps, done: done, bootIndex: boot,
+		logs: logs, store: store, blobs: blobs, stable: stable, snaps: snaps, done: done, bootIndex: boot,
 	}
 	go grp.snapshotBySize()
 	return grp, nil
@@ -432,6 +442,9 @@ func (g *Group) close() error {
 		g.stable.close() // the transport may still hand raft a heartbeat
 		if err := g.store.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("cannot close log store of group %d: %w", g.id, err))
+		}
+		if err := g.blobs.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("cannot close log segments of group %d: %w", g.id, err))
 		}
 		g.node.removeGroup(g)
 		g.closeErr = errors.Join(errs...)

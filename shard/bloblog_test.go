@@ -1,0 +1,291 @@
+package shard
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// openTestBlobLog opens (or reopens) the raft.db and segments under dir.
+func openTestBlobLog(t *testing.T, dir string) (*blobLog, *raftboltdb.BoltStore) {
+	t.Helper()
+	store, err := openLogStore(filepath.Join(dir, "raft.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := openBlobLog(filepath.Join(dir, "segments"), store)
+	if err != nil {
+		store.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		b.Close()
+		store.Close()
+	})
+	return b, store
+}
+
+func closeTestBlobLog(t *testing.T, b *blobLog, store *raftboltdb.BoltStore) {
+	t.Helper()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func payload(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, 1))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// testEntries is a log of every kind of entry: small and large commands, a
+// small command starting with the reference marker, and a configuration
+// entry as large as a spilled command.
+func testEntries(from uint64, seed uint64) []*raft.Log {
+	var logs []*raft.Log
+	add := func(typ raft.LogType, data []byte) {
+		logs = append(logs, &raft.Log{Index: from + uint64(len(logs)), Term: 1, Type: typ, Data: data})
+	}
+	add(raft.LogCommand, payload(seed, 100))
+	add(raft.LogCommand, payload(seed+1, blobMinBytes))
+	add(raft.LogCommand, append([]byte{blobMarker, blobVersion}, payload(seed+2, 10)...))
+	add(raft.LogConfiguration, payload(seed+3, 2*blobMinBytes))
+	add(raft.LogCommand, payload(seed+4, 3*blobMinBytes+7))
+	add(raft.LogCommand, nil)
+	return logs
+}
+
+func checkEntries(t *testing.T, s raft.LogStore, want []*raft.Log) {
+	t.Helper()
+	for _, w := range want {
+		var got raft.Log
+		if err := s.GetLog(w.Index, &got); err != nil {
+			t.Fatalf("entry %d: %v", w.Index, err)
+		}
+		if got.Type != w.Type || got.Term != w.Term || !bytes.Equal(got.Data, w.Data) {
+			t.Fatalf("entry %d: type %v, %d bytes; want type %v, %d bytes", w.Index, got.Type, len(got.Data), w.Type, len(w.Data))
+		}
+	}
+}
+
+func TestBlobLogRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	b, store := openTestBlobLog(t, dir)
+	logs := testEntries(1, 1)
+	originals := make([][]byte, len(logs))
+	for i, l := range logs {
+		originals[i] = l.Data
+	}
+	if err := b.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range logs {
+		if !bytes.Equal(l.Data, originals[i]) || len(l.Data) > 0 && &l.Data[0] != &originals[i][0] {
+			t.Fatalf("StoreLogs changed the caller's entry %d", l.Index)
+		}
+	}
+	checkEntries(t, b, logs)
+
+	// In bbolt, the large commands and the marked one are references; the
+	// rest are stored as they are.
+	for _, l := range logs {
+		var raw raft.Log
+		if err := store.GetLog(l.Index, &raw); err != nil {
+			t.Fatal(err)
+		}
+		ref := len(raw.Data) > 0 && raw.Data[0] == blobMarker && !bytes.Equal(raw.Data, l.Data)
+		if ref != spills(l) {
+			t.Fatalf("entry %d (%d bytes, type %v): stored as a reference %v", l.Index, len(l.Data), l.Type, ref)
+		}
+	}
+
+	closeTestBlobLog(t, b, store)
+	b, _ = openTestBlobLog(t, dir)
+	checkEntries(t, b, logs)
+	// Writes after a reopen go to a new segment.
+	more := testEntries(uint64(len(logs)+1), 2)
+	if err := b.StoreLogs(more); err != nil {
+		t.Fatal(err)
+	}
+	checkEntries(t, b, append(logs, more...))
+	if n := len(segmentFiles(t, dir)); n != 2 {
+		t.Fatalf("%d segment files, want 2", n)
+	}
+}
+
+func segmentFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "segments", "*"+segmentExt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestBlobLogKeepsBoltSmall is why references exist: bbolt rewrote its last
+// leaf, and the large values in it, at every commit.
+func TestBlobLogKeepsBoltSmall(t *testing.T) {
+	dir := t.TempDir()
+	b, _ := openTestBlobLog(t, dir)
+	const n, size = 40, 1 << 20
+	for i := range n {
+		l := &raft.Log{Index: uint64(i + 1), Term: 1, Type: raft.LogCommand, Data: payload(uint64(i), size)}
+		if err := b.StoreLog(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(filepath.Join(dir, "raft.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() > 4<<20 {
+		t.Fatalf("raft.db is %d bytes after %d entries of %d bytes", fi.Size(), n, size)
+	}
+	var total int64
+	for _, f := range segmentFiles(t, dir) {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += st.Size()
+	}
+	if total != n*size {
+		t.Fatalf("segments hold %d bytes, want %d (written once)", total, n*size)
+	}
+}
+
+func TestBlobLogDeleteRange(t *testing.T) {
+	defer func(v int64) { segmentBytes = v }(segmentBytes)
+	segmentBytes = 3 * int64(blobMinBytes) // a segment holds three entries
+	dir := t.TempDir()
+	b, store := openTestBlobLog(t, dir)
+	var logs []*raft.Log
+	for i := range 30 {
+		logs = append(logs, &raft.Log{Index: uint64(i + 1), Term: 1, Type: raft.LogCommand, Data: payload(uint64(i), blobMinBytes)})
+	}
+	if err := b.StoreLogs(logs[:15]); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.StoreLogs(logs[15:]); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(segmentFiles(t, dir)); n != 10 {
+		t.Fatalf("%d segments, want 10", n)
+	}
+
+	// A follower's conflicting tail: 25-30 deleted, rewritten with new data.
+	if err := b.DeleteRange(25, 30); err != nil {
+		t.Fatal(err)
+	}
+	for i := 24; i < 30; i++ {
+		logs[i] = &raft.Log{Index: uint64(i + 1), Term: 2, Type: raft.LogCommand, Data: payload(uint64(100+i), blobMinBytes)}
+	}
+	if err := b.StoreLogs(logs[24:]); err != nil {
+		t.Fatal(err)
+	}
+	checkEntries(t, b, logs)
+
+	// Compaction: the segments holding only entries before 14 go.
+	if err := b.DeleteRange(1, 13); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(segmentFiles(t, dir)); n != 8 {
+		t.Fatalf("%d segments after compacting to 14, want 8 (4 of 1-12 gone)", n)
+	}
+	var l raft.Log
+	if err := b.GetLog(5, &l); !errors.Is(err, raft.ErrLogNotFound) {
+		t.Fatalf("deleted entry: %v", err)
+	}
+	checkEntries(t, b, logs[13:])
+
+	// After a reopen no segment is known to be unused until the log passes
+	// the last index it had then.
+	closeTestBlobLog(t, b, store)
+	b, store = openTestBlobLog(t, dir)
+	checkEntries(t, b, logs[13:])
+	if err := b.DeleteRange(14, 20); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(segmentFiles(t, dir)); n != 8 {
+		t.Fatalf("%d segments, want 8 kept", n)
+	}
+	extra := &raft.Log{Index: 31, Term: 2, Type: raft.LogCommand, Data: payload(31, blobMinBytes)}
+	if err := b.StoreLog(extra); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteRange(21, 30); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(segmentFiles(t, dir)); n != 1 {
+		t.Fatalf("%d segments, want 1 (entry 31's)", n)
+	}
+	checkEntries(t, b, []*raft.Log{extra})
+
+	// An empty log needs no segment: a reopen removes them.
+	if err := b.DeleteRange(31, 31); err != nil {
+		t.Fatal(err)
+	}
+	closeTestBlobLog(t, b, store)
+	openTestBlobLog(t, dir)
+	if n := len(segmentFiles(t, dir)); n != 0 {
+		t.Fatalf("%d segments with an empty log", n)
+	}
+}
+
+func TestBlobLogDetectsCorruption(t *testing.T) {
+	dir := t.TempDir()
+	b, _ := openTestBlobLog(t, dir)
+	l := &raft.Log{Index: 1, Term: 1, Type: raft.LogCommand, Data: payload(1, blobMinBytes)}
+	if err := b.StoreLog(l); err != nil {
+		t.Fatal(err)
+	}
+	files := segmentFiles(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("%d segments", len(files))
+	}
+	f, err := os.OpenFile(files[0], os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{^l.Data[100]}, 100); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var got raft.Log
+	if err := b.GetLog(1, &got); !errors.Is(err, errBadBlob) {
+		t.Fatalf("corrupt segment read: %v", err)
+	}
+	os.Remove(files[0])
+	b.mu.Lock()
+	clear(b.segs)
+	b.mu.Unlock()
+	if err := b.GetLog(1, &got); !errors.Is(err, errNoSegment) {
+		t.Fatalf("missing segment read: %v", err)
+	}
+}
+
+func TestBlobRefDecode(t *testing.T) {
+	r := blobRef{seq: 7, off: 1 << 40, n: 920_000, crc: 0xdeadbeef}
+	got, err := decodeBlobRef(r.encode())
+	if err != nil || got != r {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	enc := r.encode()
+	for _, bad := range [][]byte{nil, {blobMarker}, {blobMarker, 2}, enc[:len(enc)-1], append(enc, 0), {blobMarker, blobVersion, 0x80}} {
+		if _, err := decodeBlobRef(bad); !errors.Is(err, errBadBlob) {
+			t.Fatalf("%x: %v", bad, err)
+		}
+	}
+}
