@@ -166,7 +166,7 @@ func newBatchGate(dim int, t *tenant, items []WriteItem) *batchGate {
 		b.group[i], b.pos[i] = gi, int32(len(b.members[gi]))
 		b.members[gi] = append(b.members[gi], int32(i))
 		pairs += int(b.pos[i])
-		b.norm[i] = float32(math.Sqrt(float64(vecmath.DotRef(it.Vector, it.Vector))))
+		b.norm[i] = float32(math.Sqrt(float64(vecmath.DotFixed(it.Vector, it.Vector))))
 	}
 	flat := make([]float32, pairs)
 	for i := range items {
@@ -240,7 +240,7 @@ func (b *batchGate) nearest(i int) (*Atom, float32) {
 		if near != nil && float64(b.dots[i][p]) < float64(cos)-dotSlack(b.dim, b.norm[i], b.norm[j]) {
 			continue // NaN dots and slacks fail the comparison: re-scored
 		}
-		c := vecmath.DotRef(vec, b.items[j].Vector)
+		c := vecmath.DotFixed(vec, b.items[j].Vector)
 		if c != c {
 			continue
 		}

@@ -80,7 +80,7 @@ func (f *FSM) applyConsolidate(c *ConsolidateCmd) *ConsolidateResult {
 		group := []*Atom{seed}
 		sv := vecs[seed]
 		for _, other := range live[i+1:] {
-			if !assigned[other] && vecmath.DotRef(sv, vecs[other]) >= clusterCos {
+			if !assigned[other] && vecmath.DotFixed(sv, vecs[other]) >= clusterCos {
 				group = append(group, other)
 			}
 		}

@@ -39,7 +39,7 @@ func getGate(dim int) *gate {
 		return g
 	}
 	g := &gate{dim: dim, s: vecmath.NewSearcher(c.q)}
-	g.opt = vecmath.SearchOptions{K: 1, Floor: noFloor, Exact: vecmath.DotRef, MinWeight: 1, MaxWeight: 1}
+	g.opt = vecmath.SearchOptions{K: 1, Floor: noFloor, Exact: vecmath.DotFixed, MinWeight: 1, MaxWeight: 1}
 	return g
 }
 
@@ -91,7 +91,7 @@ func (g *gate) rowBuf() []float32 {
 }
 
 // coded is the gate's search through the domain's codes: the quantised
-// search with DotRef as its exact kernel, so every replica, whatever its
+// search with DotFixed as its exact kernel, so every replica, whatever its
 // CPU, finds the same row and the same cosine. It finds the nearest row
 // unless an estimate misses its bound (vecmath doc), and then every replica
 // misses it alike: the codes are a function of the rows.
@@ -132,8 +132,8 @@ func (g *gate) best(hits []vecmath.Hit) (best *Atom, cos float32, ok bool) {
 }
 
 // exact scans the domain: SIMD ranks the rows; the best gateRecheck live
-// ones are then re-scored with the Ref kernel, which rounds identically on
-// every CPU, so replicas agree on the stored importance and the gate's
+// ones are then re-scored with DotFixed, which sums identically on every
+// CPU, so replicas agree on the stored importance and the gate's
 // verdict (SIMD and scalar dot products differ only in the last bits, far
 // below the candidates' gap). Only the rows ranked ahead of the
 // gateRecheck-th live one are checked for liveness.
@@ -160,7 +160,7 @@ func (g *gate) exact(vec []float32) (*Atom, float32) {
 			}
 			live++
 			a := d.rows[i]
-			c := vecmath.DotRef(vec, d.vecTo(a, g.dim, g.rowBuf()))
+			c := vecmath.DotFixed(vec, d.vecTo(a, g.dim, g.rowBuf()))
 			if c > cos || c == cos && compareID(a.ID, best.ID) < 0 {
 				best, cos = a, c
 			}

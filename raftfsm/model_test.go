@@ -135,7 +135,7 @@ func (m *model) writeOne(t *modelTenant, it WriteItem, targets []*Atom) WriteRes
 		if a.Domain != it.Domain || a.Type == Secret || a.Superseded() || slices.Contains(targets, a) {
 			continue
 		}
-		if cos := vecmath.DotRef(it.Vector, t.vecs[a.ID]); best == nil || cos > bestCos {
+		if cos := vecmath.DotFixed(it.Vector, t.vecs[a.ID]); best == nil || cos > bestCos {
 			best, bestCos = a, cos
 		}
 	}

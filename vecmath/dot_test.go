@@ -249,3 +249,81 @@ func TestNormalizeRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestDotFixedSameOnEveryPath: the AVX2 kernel and the Go loop give the same
+// bits (replicas with and without AVX2 must agree), and both are DotRef's
+// sum to within float64 rounding.
+func TestDotFixedSameOnEveryPath(t *testing.T) {
+	r := newRand(7)
+	type pair struct{ a, b []float32 }
+	var cases []pair
+	for n := 0; n <= 400; n += 1 + n/16 {
+		for range 4 {
+			cases = append(cases, pair{randVec(r, n), randVec(r, n)})
+		}
+	}
+	// Wide ranges: large and tiny (subnormal) values, cancellations.
+	for range 50 {
+		a, b := randVec(r, 384), randVec(r, 384)
+		for i := range a {
+			a[i] *= float32(math.Ldexp(1, r.IntN(120)-60))
+			b[i] *= float32(math.Ldexp(1, r.IntN(120)-60))
+		}
+		a[r.IntN(384)] = math.SmallestNonzeroFloat32
+		cases = append(cases, pair{a, b}, pair{a, append(slices.Clone(a[:383]), -a[383])})
+	}
+	got := map[bool][]float32{}
+	forEachPath(t, func(t *testing.T) {
+		var out []float32
+		for _, c := range cases {
+			out = append(out, DotFixed(c.a, c.b))
+		}
+		got[accelerated] = out
+	})
+	if !hardwareSIMD {
+		t.Skip("no AVX2 kernel to compare")
+	}
+	for i, c := range cases {
+		// The float64 sums, before rounding hides most differences.
+		if m := len(c.a) &^ 15; m > 0 {
+			simd, scalar := dotFixed(c.a[:m], c.b[:m]), dotFixedRef(c.a[:m], c.b[:m])
+			if math.Float64bits(simd) != math.Float64bits(scalar) {
+				t.Fatalf("case %d (n=%d): AVX2 sum %v, Go sum %v", i, len(c.a), simd, scalar)
+			}
+		}
+		simd, scalar := got[true][i], got[false][i]
+		if math.Float32bits(simd) != math.Float32bits(scalar) {
+			t.Fatalf("case %d (n=%d): AVX2 %v, Go %v", i, len(c.a), simd, scalar)
+		}
+		ref := DotRef(c.a, c.b)
+		var mag float64
+		for j := range c.a {
+			mag += math.Abs(float64(c.a[j]) * float64(c.b[j]))
+		}
+		if d := math.Abs(float64(simd) - float64(ref)); d > math.Abs(float64(ref))*1.2e-7+mag*1e-12 {
+			t.Fatalf("case %d (n=%d): DotFixed %v, DotRef %v", i, len(c.a), simd, ref)
+		}
+	}
+}
+
+func TestDotFixedCases(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		ones := make([]float32, 257)
+		for i := range ones {
+			ones[i] = 1
+		}
+		for n, want := range map[int]float32{0: 0, 1: 1, 15: 15, 16: 16, 17: 17, 257: 257} {
+			if got := DotFixed(ones[:n], ones[:n]); got != want {
+				t.Errorf("n=%d: %v, want %v", n, got, want)
+			}
+		}
+		if got := DotFixed([]float32{1, 2, 3}, []float32{4, 5}); got != 14 {
+			t.Errorf("unequal lengths: %v", got)
+		}
+		a := make([]float32, 32)
+		a[20] = nan
+		if got := DotFixed(a, ones); got == got {
+			t.Errorf("NaN lost: %v", got)
+		}
+	})
+}

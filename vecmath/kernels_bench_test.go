@@ -95,3 +95,27 @@ func BenchmarkMMR(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDotExactKernels: the write gate's exact dot, DotRef against
+// DotFixed (d=384).
+func BenchmarkDotExactKernels(b *testing.B) {
+	r := newRand(3)
+	x, y := randVec(r, 384), randVec(r, 384)
+	var sink float32
+	b.Run("DotRef", func(b *testing.B) {
+		for range b.N {
+			sink += DotRef(x, y)
+		}
+	})
+	b.Run("DotFixed", func(b *testing.B) {
+		for range b.N {
+			sink += DotFixed(x, y)
+		}
+	})
+	b.Run("Dot", func(b *testing.B) {
+		for range b.N {
+			sink += Dot(x, y)
+		}
+	})
+	_ = sink
+}

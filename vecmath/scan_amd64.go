@@ -59,6 +59,18 @@ func dotInt4Rows(q []int8, codes []byte, rows []int32, out []int32) {
 	dotInt4RowsRef(q, codes, rows, out)
 }
 
+// dotFixedAVX2 is dotFixedRef in AVX2 (scan_amd64.s); n a multiple of 16, > 0.
+//
+//go:noescape
+func dotFixedAVX2(a, b *float32, n int) float64
+
+func dotFixed(a, b []float32) float64 {
+	if accelerated {
+		return dotFixedAVX2(&a[0], &b[0], len(a))
+	}
+	return dotFixedRef(a, b)
+}
+
 // fwhtAVX2 is fwht in AVX (scan_amd64.s), on 128 floats.
 //
 //go:noescape

@@ -373,3 +373,52 @@ half:
 
 	VZEROUPPER
 	RET
+
+// func dotFixedAVX2(a, b *float32, n int) float64
+//
+// Sixteen float64 partial sums in Y0-Y3 (lane l of Yk is sum 4k+l): each
+// 16 floats of a and b are widened to float64, multiplied (exactly) and
+// added to their sums. Then the fixed tree of dotFixedRef:
+// t[l] = (p[l]+p[l+4]) + (p[l+8]+p[l+12]), and (t0+t2) + (t1+t3).
+TEXT ·dotFixedAVX2(SB), NOSPLIT, $0-32
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   n+16(FP), CX
+	SHRQ   $4, CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+fixedloop:
+	VCVTPS2PD (SI), Y4
+	VCVTPS2PD 16(SI), Y5
+	VCVTPS2PD 32(SI), Y6
+	VCVTPS2PD 48(SI), Y7
+	VCVTPS2PD (DI), Y8
+	VCVTPS2PD 16(DI), Y9
+	VCVTPS2PD 32(DI), Y10
+	VCVTPS2PD 48(DI), Y11
+	VMULPD    Y8, Y4, Y4
+	VMULPD    Y9, Y5, Y5
+	VMULPD    Y10, Y6, Y6
+	VMULPD    Y11, Y7, Y7
+	VADDPD    Y4, Y0, Y0
+	VADDPD    Y5, Y1, Y1
+	VADDPD    Y6, Y2, Y2
+	VADDPD    Y7, Y3, Y3
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	DECQ      CX
+	JNZ       fixedloop
+
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $1, X0, X1
+	VADDSD       X1, X0, X0
+	VZEROUPPER
+	MOVSD        X0, ret+24(FP)
+	RET

@@ -19,3 +19,5 @@ func filterGE(v []float32, t float32, base int32, out []int32) []int32 {
 }
 
 func fwht(a []float32) { fwhtRef(a) }
+
+func dotFixed(a, b []float32) float64 { return dotFixedRef(a, b) }
