@@ -101,6 +101,7 @@ type search struct {
 	// Stages that do not depend on the semantic ranking run beside it
 	// (start): the query concepts' postings counted, and the associations
 	// scored without knowing which atoms the ranking seats.
+	pending       startArgs // start's arguments until kickoff calls it
 	counting      sync.WaitGroup
 	countingAhead bool // countMatches runs beside the ranking (start)
 	order         []*Atom
@@ -184,10 +185,13 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 		pool = mmrPool
 	}
 	slots := (req.TopK + 3) / 4
-	s.start(pool, slots, k)
+	// The other stages start once the ranking's scan has had every core
+	// (ranked calls s.kickoff then, or before it returns).
+	s.pending = startArgs{pool, slots, k, true}
 	defer s.counting.Wait()   // before the scratch goes back (deferred first)
 	defer s.associated.Wait() // likewise
 	main := s.ranked(pool)
+	s.kickoff()
 	if req.Diversity > 0 && req.TopK < mmrPool && len(main) > k {
 		start := time.Now()
 		main = s.diversify(main, k)
@@ -221,6 +225,23 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 		}
 	}
 	return res
+}
+
+// startArgs are start's arguments; set is false once start was called.
+type startArgs struct {
+	n, slots, seats int
+	set             bool
+}
+
+// kickoff calls start with the pending arguments, once; the ranking calls
+// it when its scan is done (vecmath.SearchOptions.Scanned), so that the
+// scan, the one part of a large search spread over the cores, has them to
+// itself, and these stages overlap the ranking's serial rest instead.
+func (s *search) kickoff() {
+	if p := s.pending; p.set {
+		s.pending.set = false
+		s.start(p.n, p.slots, p.seats)
+	}
 }
 
 // start runs, beside the semantic ranking, the stages that do not need it:
@@ -355,8 +376,10 @@ func (s *search) ranked(n int) []candidate {
 	if rows >= codedRows {
 		cands = s.semanticCoded(doms, n, byAtom)
 	} else {
+		s.kickoff()
 		cands = s.semanticExact(doms, n, byAtom)
 	}
+	s.kickoff()
 	cands = s.conceptMatches(cands, byAtom, n)
 	kept := cands[:0]
 	for _, c := range cands {
@@ -419,7 +442,7 @@ func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int)
 	if s.t.valenced {
 		minW, maxW = weight(-1), weight(1)
 	}
-	opt := &vecmath.SearchOptions{K: n, Floor: floor, MinWeight: minW, MaxWeight: maxW}
+	opt := &vecmath.SearchOptions{K: n, Floor: floor, MinWeight: minW, MaxWeight: maxW, Scanned: s.kickoff}
 	eligible := func(a *Atom) (float32, bool) {
 		if s.seated[a] || !s.visible(a) {
 			return 0, false

@@ -51,6 +51,11 @@ type SearchOptions struct {
 	// Fanout, when not nil, runs task(0..n-1), possibly in parallel, and
 	// returns when all are done. Search uses it for its scans.
 	Fanout func(n int, task func(i int))
+	// Scanned, when not nil, is called once the first stage (the scan of
+	// every row, the part Fanout spreads) is done, on the search's
+	// goroutine: work started then has the cores the scan no longer needs.
+	// Searches that scan no codes call it before they evaluate rows.
+	Scanned func()
 }
 
 // SearchStats counts the work of the last search.
@@ -133,15 +138,23 @@ func (s *Searcher) Search(vec []float32, segs []Segment, opt *SearchOptions) []H
 		return s.hits
 	}
 	if !s.cq.prepare(s.q, vec) {
+		s.scanned()
 		s.evalAll() // a zero or non-finite query
 		return s.finish()
 	}
 	s.stage1()
+	s.scanned()
 	tau := max(s.seed(), opt.Floor)
 	s.stats.Threshold = tau
 	s.candidates(tau)
 	s.admit(tau)
 	return s.finish()
+}
+
+func (s *Searcher) scanned() {
+	if s.opt.Scanned != nil {
+		s.opt.Scanned()
+	}
 }
 
 // SearchRef is the exact reference of Search: it evaluates every row

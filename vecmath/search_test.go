@@ -244,6 +244,34 @@ func TestSearchDegenerateQueries(t *testing.T) {
 	}
 }
 
+// TestSearchScanned: Scanned is called once a search, after the scan (the
+// estimates of every row are there) and before any row is evaluated, also
+// for a query that scans nothing.
+func TestSearchScanned(t *testing.T) {
+	segs, opt, q := searchCase{dim: 64, rows: []int{300, 40}, k: 5, floor: float32(math.Inf(-1))}.build(3)
+	s := NewSearcher(q)
+	r := newRand(4)
+	for name, vec := range map[string][]float32{"random": randVec(r, 64), "zero": make([]float32, 64)} {
+		t.Run(name, func(t *testing.T) {
+			calls := 0
+			o := *opt
+			o.Scanned = func() {
+				calls++
+				if s.stats.Exact != 0 {
+					t.Errorf("%d rows evaluated before Scanned", s.stats.Exact)
+				}
+				if name == "random" && !(s.est[0] == s.est[0]) {
+					t.Errorf("no estimate of row 0 at Scanned")
+				}
+			}
+			s.Search(vec, segs, &o)
+			if calls != 1 {
+				t.Fatalf("Scanned called %d times", calls)
+			}
+		})
+	}
+}
+
 func TestSearchPanics(t *testing.T) {
 	q := NewQuantizer(8)
 	c := NewCodes(q)
