@@ -753,7 +753,7 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 	clear(best)
 	cands := sc.hcands[:0]
 	floor := newFloor(slots)
-	var bound diskBound
+	var bound codeBound
 	defer bound.done(s.f.dim)
 	read := 0
 	for _, c := range expanded {
@@ -776,7 +776,7 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 				continue // even a similarity of 1 could not place it (sim ≤ 1)
 			}
 			if !seen && bound.below(s, a, w, max(floor.min(), s.req.MinRelevance)) {
-				continue // its codes' bound cannot place it: its row stays on disk
+				continue // its codes' bound cannot place it
 			}
 			if seen {
 				prev := cands[j]
@@ -804,20 +804,18 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 	return out
 }
 
-// diskBound spares hebbian reading rows on disk that cannot place: a row's
-// 4-bit codes bound its similarity (vecmath.Bounder), prepared for the
-// query on first use.
-type diskBound struct{ b *vecmath.Bounder }
+// codeBound spares hebbian the exact dot of rows that cannot place: a
+// row's 4-bit codes bound its similarity (vecmath.Bounder, prepared for the
+// query on first use), at an eighth of the row's bytes (and no read when the
+// row is on disk).
+type codeBound struct{ b *vecmath.Bounder }
 
-// below reports whether a, reached through an edge of weight w, is on disk
-// and provably scores under floor (strictly, so not even a tie places it).
-func (db *diskBound) below(s *search, a *Atom, w, floor float64) bool {
-	if !s.t.vs.spilling {
-		return false // every row is in memory
-	}
+// below reports whether a, reached through an edge of weight w, provably
+// scores under floor (strictly, so not even a tie places it).
+func (db *codeBound) below(s *search, a *Atom, w, floor float64) bool {
 	d := s.t.domains[a.Domain]
 	blk := &d.blocks[int(a.slot)/arenaRows]
-	if blk.disk == nil || blk.codes == nil || !d.coded() {
+	if blk.codes == nil || !d.coded() {
 		return false
 	}
 	if db.b == nil {
@@ -828,7 +826,7 @@ func (db *diskBound) below(s *search, a *Atom, w, floor float64) bool {
 	return w*(0.5+0.5*math.Max(s.semScore(ub), 0))*(1+Alpha*a.Valence) < floor
 }
 
-func (db *diskBound) done(dim int) {
+func (db *codeBound) done(dim int) {
 	if db.b != nil {
 		codingFor(dim).bounders.Put(db.b)
 	}
