@@ -376,10 +376,10 @@ func (s *search) ranked(n int) []candidate {
 	if rows >= codedRows {
 		cands = s.semanticCoded(doms, n, byAtom)
 	} else {
-		s.kickoff()
+		s.kickoff() // no scan to wait for
 		cands = s.semanticExact(doms, n, byAtom)
 	}
-	s.kickoff()
+	s.kickoff() // when the search returned before scanning
 	cands = s.conceptMatches(cands, byAtom, n)
 	kept := cands[:0]
 	for _, c := range cands {
