@@ -40,7 +40,8 @@ type blobLog struct {
 	next          uint64              // the next segment's sequence number; wmu
 }
 
-// segment is one append-only file of command data.
+// segment is one append-only file of command data. Its size and last are
+// read and written under blobLog.wmu only.
 type segment struct {
 	seq  uint64
 	f    *os.File
@@ -200,10 +201,8 @@ func (b *blobLog) append(l *raft.Log) ([]byte, *segment, error) {
 		return nil, nil, fmt.Errorf("cannot write log segment: %w", err)
 	}
 	ref := blobRef{seq: seg.seq, off: uint64(seg.size), n: uint64(len(l.Data)), crc: crc32.Checksum(l.Data, crcTable)}
-	b.mu.Lock()
 	seg.size += int64(len(l.Data))
 	seg.last = max(seg.last, l.Index)
-	b.mu.Unlock()
 	return ref.encode(), seg, nil
 }
 
