@@ -27,6 +27,10 @@ type Request struct {
 	// body is released; a non-empty tag it returns is counted in the report
 	// (for example "filtered" for a write the gate refused).
 	OnResponse func(status int, body []byte) (tag string)
+	// ServerTime, when set, reads from a 2xx answer the time the server
+	// says it spent on it (a read's search_time_ms), recorded beside the
+	// round trip so that a report shows what the network and HTTP add.
+	ServerTime func(body []byte) (time.Duration, bool)
 }
 
 // Doer sends a request and returns the HTTP status, or an error when no

@@ -170,18 +170,40 @@ func (p *phase) closedWorker(ctx context.Context) {
 
 func (p *phase) send(i uint64, intended time.Time) {
 	req := p.gen(i)
-	var tag string
-	if f := req.OnResponse; f != nil {
-		req.OnResponse = func(status int, body []byte) string {
-			tag = f(status, body)
-			return tag
-		}
-	}
+	var a answer
+	a.hook(&req)
 	sent := p.clk.Now()
 	p.sent.Add(1)
 	status, err := p.do.Do(&req)
 	done := p.clk.Now()
-	p.rec.Record(req.Op, intended, sent, done, ErrorKey(status, err), tag)
+	p.rec.Record(req.Op, intended, sent, done, ErrorKey(status, err), a.tag)
+	if a.timed {
+		p.rec.RecordServer(req.Op, a.server)
+	}
+}
+
+// answer is what a request's OnResponse and ServerTime made of its answer.
+type answer struct {
+	tag    string
+	server time.Duration
+	timed  bool // server holds the time the server reported
+}
+
+// hook makes req's answer land in a.
+func (a *answer) hook(req *Request) {
+	f, st := req.OnResponse, req.ServerTime
+	if f == nil && st == nil {
+		return
+	}
+	req.OnResponse = func(status int, body []byte) string {
+		if st != nil && status >= 200 && status < 300 {
+			a.server, a.timed = st(body)
+		}
+		if f != nil {
+			a.tag = f(status, body)
+		}
+		return a.tag
+	}
 }
 
 // progress prints a line a second until the returned stop is called.

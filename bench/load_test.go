@@ -42,6 +42,7 @@ type slowServer struct {
 	service   time.Duration
 	failEvery int
 	calls     int
+	body      []byte // the answer's body; {} when nil
 }
 
 func (s *slowServer) Do(req *Request) (int, error) {
@@ -52,7 +53,11 @@ func (s *slowServer) Do(req *Request) (int, error) {
 		status = 503
 	}
 	if req.OnResponse != nil {
-		req.OnResponse(status, []byte(`{}`))
+		body := s.body
+		if body == nil {
+			body = []byte(`{}`)
+		}
+		req.OnResponse(status, body)
 	}
 	return status, nil
 }

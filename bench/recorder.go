@@ -56,6 +56,11 @@ type OpResult struct {
 	// actual send (closed loop); Service always from the actual send.
 	Latency Latency `json:"latency"`
 	Service Latency `json:"service_time"`
+	// Server is the time the server reported spending on the answers that
+	// report one (a read's search_time_ms: from parsing the request to
+	// rendering the answer, without encoding it or the network), nil for
+	// the others.
+	Server *Latency `json:"server_time,omitempty"`
 }
 
 // TimePoint is one second of a phase: requests completed in it and their
@@ -71,6 +76,7 @@ type TimePoint struct {
 
 type opHists struct {
 	latency, service *hdrhistogram.Histogram
+	server           *hdrhistogram.Histogram // nil until RecordServer
 	errors           int64
 }
 
@@ -103,11 +109,7 @@ func NewRecorder(start time.Time) *Recorder {
 func (r *Recorder) Record(op string, intended, sent, done time.Time, errKey, tag string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	o := r.ops[op]
-	if o == nil {
-		o = &opHists{latency: newHist(), service: newHist()}
-		r.ops[op] = o
-	}
+	o := r.op(op)
 	lat := done.Sub(intended)
 	record(o.latency, lat)
 	record(o.service, done.Sub(sent))
@@ -123,6 +125,28 @@ func (r *Recorder) Record(op string, intended, sent, done time.Time, errKey, tag
 	if tag != "" {
 		r.tags[tag]++
 	}
+}
+
+// RecordServer adds the time the server reported for a completed request
+// of kind op (recorded with Record).
+func (r *Recorder) RecordServer(op string, d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	o := r.op(op)
+	if o.server == nil {
+		o.server = newHist()
+	}
+	record(o.server, d)
+}
+
+// op returns the histograms of op, created when missing; r.mu is held.
+func (r *Recorder) op(name string) *opHists {
+	o := r.ops[name]
+	if o == nil {
+		o = &opHists{latency: newHist(), service: newHist()}
+		r.ops[name] = o
+	}
+	return o
 }
 
 // Advance closes every whole second before now, so that seconds in which
@@ -181,8 +205,13 @@ func (r *Recorder) Ops() map[string]OpResult {
 	defer r.mu.Unlock()
 	out := make(map[string]OpResult, len(r.ops))
 	for name, o := range r.ops {
-		out[name] = OpResult{Count: o.latency.TotalCount(), Errors: o.errors,
+		res := OpResult{Count: o.latency.TotalCount(), Errors: o.errors,
 			Latency: Summarize(o.latency), Service: Summarize(o.service)}
+		if o.server != nil {
+			s := Summarize(o.server)
+			res.Server = &s
+		}
+		out[name] = res
 	}
 	return out
 }

@@ -26,8 +26,12 @@ type Report struct {
 	Machine   Machine         `json:"machine"`
 	Server    *ServerInfo     `json:"server,omitempty"`
 	Populate  *PopulateResult `json:"populate,omitempty"`
-	Phases    []*PhaseResult  `json:"phases,omitempty"`
-	Kernels   *KernelResult   `json:"kernels,omitempty"`
+	// Floor is the latency of the cheapest call (GET /health, one at a
+	// time) measured before a search phase: what the network, HTTP and
+	// scheduling cost any answer, however fast the search.
+	Floor   *Latency       `json:"round_trip_floor,omitempty"`
+	Phases  []*PhaseResult `json:"phases,omitempty"`
+	Kernels *KernelResult  `json:"kernels,omitempty"`
 }
 
 // ReportConfig is the run's configuration without secrets.
@@ -177,6 +181,10 @@ func (r *Report) Summary(w io.Writer) {
 		fmt.Fprintf(w, "populate %d tenant(s), %d atoms target, %d existed, %d added (%d filtered) in %.1fs = %.0f atoms/s\n",
 			p.Tenants, p.Target, p.Existing, p.Added, p.Filtered, p.DurationS, p.AtomsPerS)
 	}
+	if f := r.Floor; f != nil {
+		fmt.Fprintf(w, "floor    GET /health one at a time, %d round trips: p50 %.2f ms, p90 %.2f, p99 %.2f, max %.2f\n",
+			f.Count, f.P50, f.P90, f.P99, f.Max)
+	}
 	for _, ph := range r.Phases {
 		rate := "closed loop"
 		if ph.Mode == ModeOpen {
@@ -195,6 +203,9 @@ func (r *Report) Summary(w io.Writer) {
 			if ph.Mode == ModeOpen {
 				s := o.Service
 				fmt.Fprintf(w, "  %-12s %8s %9.2f %9.2f %9.2f %9.2f %9.2f\n", "  (service)", "", s.P50, s.P90, s.P99, s.P999, s.Max)
+			}
+			if s := o.Server; s != nil {
+				fmt.Fprintf(w, "  %-12s %8d %9.2f %9.2f %9.2f %9.2f %9.2f\n", "  (server)", s.Count, s.P50, s.P90, s.P99, s.P999, s.Max)
 			}
 		}
 	}

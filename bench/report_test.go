@@ -12,16 +12,18 @@ import (
 )
 
 // simPhase runs a short simulated phase: 20 slots a second for 1 s, each
-// answered in 30 ms, one op in four a "write".
+// answered in 30 ms, one op in four a "write"; the searches read the 12.5 ms
+// the server reports.
 func simPhase(t *testing.T) *PhaseResult {
 	t.Helper()
 	clk := &simClock{now: time.Unix(1_700_000_000, 0)}
-	srv := &slowServer{clk: clk, service: 30 * time.Millisecond, failEvery: 7}
+	srv := &slowServer{clk: clk, service: 30 * time.Millisecond, failEvery: 7,
+		body: []byte(`{"items":[],"search_time_ms":12.5}`)}
 	gen := func(i uint64) Request {
 		if i%4 == 0 {
 			return Request{Op: OpWrite}
 		}
-		return Request{Op: OpSearch}
+		return Request{Op: OpSearch, ServerTime: searchTime}
 	}
 	ph, err := RunLoad(context.Background(), srv, gen,
 		LoadConfig{Name: "sim", Rate: 20, Duration: time.Second, Concurrency: 1, clock: clk})
@@ -115,6 +117,13 @@ func checkPhaseJSON(t *testing.T, report map[string]any) {
 	if lat["count"] != 15.0 || !near(lat["p99_ms"].(float64), 30) {
 		t.Errorf("search latency %v, want 15 requests of 30 ms", lat)
 	}
+	// The two 503s (calls 7 and 14) were searches: they report no time.
+	if st, _ := search["server_time"].(map[string]any); st["count"] != 13.0 || !near(st["p50_ms"].(float64), 12.5) {
+		t.Errorf("search server_time %v, want 13 answers of 12.5 ms", st)
+	}
+	if write, _ := ops[OpWrite].(map[string]any); write["server_time"] != nil {
+		t.Errorf("writes got a server time: %v", write)
+	}
 	if tl, _ := ph["timeline"].([]any); len(tl) == 0 {
 		t.Error("phase has no timeline")
 	}
@@ -123,10 +132,11 @@ func checkPhaseJSON(t *testing.T, report map[string]any) {
 func TestReportSummary(t *testing.T) {
 	rep := &Report{Workload: WorkloadSearch, Git: GitInfo{Commit: "abc"}, Machine: hostMachine(),
 		Populate: &PopulateResult{Tenants: 1, Target: 10, Added: 10}, Phases: []*PhaseResult{simPhase(t)},
+		Floor:   &Latency{Count: 500, P50: 0.2, P90: 0.3, P99: 0.7, Max: 2},
 		Kernels: &KernelResult{N: 10, Dim: 4, K: 1, Runs: 1, Kernels: []KernelTiming{{Name: "vecmath", Ratio: 0.9}}}}
 	var b strings.Builder
 	rep.Summary(&b)
-	for _, want := range []string{"hebb bench search", "populate", "open loop 20/s", "search", "(service)", "vecmath", "0.90x ceiling"} {
+	for _, want := range []string{"hebb bench search", "populate", "open loop 20/s", "search", "(service)", "(server)", "500 round trips: p50 0.20 ms", "vecmath", "0.90x ceiling"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
+	"time"
 )
 
 // Operation names, as they appear in the report.
@@ -124,7 +127,30 @@ func searchRequest(key, query string, pool *idPool) Request {
 			}
 			pool.harvestFirst(body)
 			return ""
-		}}
+		},
+		ServerTime: searchTime}
+}
+
+var searchTimeKey = []byte(`"search_time_ms":`)
+
+// searchTime reads search_time_ms from a read answer without decoding the
+// rest. It takes the key's last occurrence: the field follows the items (an
+// item's metadata may hold the same key), as hebb writes it.
+func searchTime(body []byte) (time.Duration, bool) {
+	i := bytes.LastIndex(body, searchTimeKey)
+	if i < 0 {
+		return 0, false
+	}
+	num := bytes.TrimLeft(body[i+len(searchTimeKey):], " \t\r\n")
+	end := bytes.IndexAny(num, ",} \t\r\n")
+	if end < 0 {
+		return 0, false
+	}
+	ms, err := strconv.ParseFloat(string(num[:end]), 64)
+	if err != nil || ms < 0 || math.IsInf(ms, 0) {
+		return 0, false
+	}
+	return time.Duration(ms * float64(time.Millisecond)), true
 }
 
 // items returns texts [from, to) of a stream as write items.

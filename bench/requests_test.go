@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestIDPool(t *testing.T) {
@@ -102,4 +103,28 @@ func TestDomainOf(t *testing.T) {
 	g(StreamPopulate, 41, 20, "bench-d001")
 	g(StreamWrite, 41, 20, "bench-d001")
 	g(StreamWrite, 7, 1, "bench-d000")
+}
+
+func TestSearchTime(t *testing.T) {
+	tests := []struct {
+		body string
+		want time.Duration
+		ok   bool
+	}{
+		{`{"items":[],"search_time_ms":1.234}`, 1234 * time.Microsecond, true},
+		{`{"search_time_ms": 0.5 ,"n_db_roundtrips":1}`, 500 * time.Microsecond, true},
+		// An item's metadata holding the key comes before the field.
+		{`{"items":[{"metadata":{"search_time_ms":99}}],"search_time_ms":2}`, 2 * time.Millisecond, true},
+		{`{"items":[]}`, 0, false},
+		{`{"search_time_ms":"fast"}`, 0, false},
+		{`{"search_time_ms":-1}`, 0, false},
+		{`{"search_time_ms":1`, 0, false}, // cut short
+		{``, 0, false},
+	}
+	for _, tc := range tests {
+		got, ok := searchTime([]byte(tc.body))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("searchTime(%s) = %v, %v; want %v, %v", tc.body, got, ok, tc.want, tc.ok)
+		}
+	}
 }

@@ -45,6 +45,9 @@ func (t *target) search(ctx context.Context) error {
 	if err := t.populate(ctx, []string{t.key}, []uint64{StreamPopulate}, size, nil); err != nil {
 		return err
 	}
+	if err := t.floor(ctx); err != nil {
+		return err
+	}
 	n := uint64(max(size, 1))
 	return t.phase(ctx, OpSearch, func(i uint64) Request {
 		return searchRequest(t.key, t.gen.Query(StreamPopulate, n, i), nil)
@@ -165,4 +168,27 @@ func (t *target) tenants(ctx context.Context) error {
 		// Writes of tenant k start after its populated atoms.
 		return t.mixedRequest(rng, i, keys[k], streams[k], uint64(per), uint64(per), pools[k])
 	})
+}
+
+// floorCalls is how many GET /health round trips measure the floor.
+const floorCalls = 500
+
+// floor measures the round trip of the cheapest call, one at a time, into
+// the report: the part of a search's latency no search can remove.
+func (t *target) floor(ctx context.Context) error {
+	h := newHist()
+	req := Request{Op: "health", Method: "GET", Path: "/health"}
+	for range floorCalls {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		start := time.Now()
+		if key := ErrorKey(t.api.Do(&req)); key != "" {
+			return fmt.Errorf("cannot measure the round-trip floor: GET /health: %s", key)
+		}
+		record(h, time.Since(start))
+	}
+	l := Summarize(h)
+	t.rep.Floor = &l
+	return nil
 }

@@ -102,6 +102,9 @@ func TestEndToEnd(t *testing.T) {
 					t.Errorf("no %s in the phase: %v", op, ph.Ops)
 				}
 			}
+			if tc.workload == WorkloadSearch {
+				checkServerTime(t, rep)
+			}
 			if n := ph.Tags["filtered"]; n > 0 {
 				t.Errorf("%d writes were refused as duplicates", n)
 			}
@@ -129,4 +132,22 @@ func TestEndToEnd(t *testing.T) {
 			t.Error("tenants ran without an admin token")
 		}
 	})
+}
+
+// checkServerTime checks a search run's floor and the server's own times:
+// every search answered reports one, inside its round trip.
+func checkServerTime(t *testing.T, rep *Report) {
+	t.Helper()
+	if f := rep.Floor; f == nil || f.Count != floorCalls || f.P50 <= 0 {
+		t.Errorf("round-trip floor %+v, want %d calls", f, floorCalls)
+	}
+	o := rep.Phases[0].Ops[OpSearch]
+	switch s := o.Server; {
+	case s == nil:
+		t.Error("no server time recorded")
+	case s.Count != o.Count:
+		t.Errorf("%d server times for %d searches", s.Count, o.Count)
+	case s.P50 <= 0 || s.P50 > o.Service.P50 || s.Max > o.Service.Max:
+		t.Errorf("server time %+v outside the round trip %+v", *s, o.Service)
+	}
 }
