@@ -29,9 +29,13 @@ type Report struct {
 	// Floor is the latency of the cheapest call (GET /health, one at a
 	// time) measured before a search phase: what the network, HTTP and
 	// scheduling cost any answer, however fast the search.
-	Floor   *Latency       `json:"round_trip_floor,omitempty"`
-	Phases  []*PhaseResult `json:"phases,omitempty"`
-	Kernels *KernelResult  `json:"kernels,omitempty"`
+	Floor *Latency `json:"round_trip_floor,omitempty"`
+	// IdleFloor is the same with the client idle for a millisecond before
+	// each call, as it is while a search runs: both processes' CPUs may
+	// have gone to sleep and must be woken.
+	IdleFloor *Latency       `json:"round_trip_floor_idle,omitempty"`
+	Phases    []*PhaseResult `json:"phases,omitempty"`
+	Kernels   *KernelResult  `json:"kernels,omitempty"`
 }
 
 // ReportConfig is the run's configuration without secrets.
@@ -184,6 +188,10 @@ func (r *Report) Summary(w io.Writer) {
 	if f := r.Floor; f != nil {
 		fmt.Fprintf(w, "floor    GET /health one at a time, %d round trips: p50 %.2f ms, p90 %.2f, p99 %.2f, max %.2f\n",
 			f.Count, f.P50, f.P90, f.P99, f.Max)
+	}
+	if f := r.IdleFloor; f != nil {
+		fmt.Fprintf(w, "floor    the same, each after 1 ms idle: p50 %.2f ms, p90 %.2f, p99 %.2f, max %.2f\n",
+			f.P50, f.P90, f.P99, f.Max)
 	}
 	for _, ph := range r.Phases {
 		rate := "closed loop"

@@ -132,11 +132,12 @@ func checkPhaseJSON(t *testing.T, report map[string]any) {
 func TestReportSummary(t *testing.T) {
 	rep := &Report{Workload: WorkloadSearch, Git: GitInfo{Commit: "abc"}, Machine: hostMachine(),
 		Populate: &PopulateResult{Tenants: 1, Target: 10, Added: 10}, Phases: []*PhaseResult{simPhase(t)},
-		Floor:   &Latency{Count: 500, P50: 0.2, P90: 0.3, P99: 0.7, Max: 2},
-		Kernels: &KernelResult{N: 10, Dim: 4, K: 1, Runs: 1, Kernels: []KernelTiming{{Name: "vecmath", Ratio: 0.9}}}}
+		Floor:     &Latency{Count: 500, P50: 0.2, P90: 0.3, P99: 0.7, Max: 2},
+		IdleFloor: &Latency{Count: 500, P50: 0.4, P90: 0.5, P99: 1.5, Max: 3},
+		Kernels:   &KernelResult{N: 10, Dim: 4, K: 1, Runs: 1, Kernels: []KernelTiming{{Name: "vecmath", Ratio: 0.9}}}}
 	var b strings.Builder
 	rep.Summary(&b)
-	for _, want := range []string{"hebb bench search", "populate", "open loop 20/s", "search", "(service)", "(server)", "500 round trips: p50 0.20 ms", "vecmath", "0.90x ceiling"} {
+	for _, want := range []string{"hebb bench search", "populate", "open loop 20/s", "search", "(service)", "(server)", "500 round trips: p50 0.20 ms", "1 ms idle: p50 0.40 ms", "vecmath", "0.90x ceiling"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}

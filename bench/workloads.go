@@ -170,25 +170,44 @@ func (t *target) tenants(ctx context.Context) error {
 	})
 }
 
-// floorCalls is how many GET /health round trips measure the floor.
-const floorCalls = 500
+// floorCalls is how many GET /health round trips measure each floor;
+// floorPause is the idle time before each call of the idle floor.
+const (
+	floorCalls = 500
+	floorPause = time.Millisecond
+)
 
 // floor measures the round trip of the cheapest call, one at a time, into
-// the report: the part of a search's latency no search can remove.
+// the report: back to back, and after floorPause of idling (as a client
+// does while the server searches): the part of a search's latency no search
+// can remove.
 func (t *target) floor(ctx context.Context) error {
+	busy, err := t.roundTrips(ctx, 0)
+	if err != nil {
+		return err
+	}
+	idle, err := t.roundTrips(ctx, floorPause)
+	if err != nil {
+		return err
+	}
+	t.rep.Floor, t.rep.IdleFloor = &busy, &idle
+	return nil
+}
+
+// roundTrips times floorCalls GET /health calls, each after pause.
+func (t *target) roundTrips(ctx context.Context, pause time.Duration) (Latency, error) {
 	h := newHist()
 	req := Request{Op: "health", Method: "GET", Path: "/health"}
 	for range floorCalls {
 		if err := ctx.Err(); err != nil {
-			return err
+			return Latency{}, err
 		}
+		time.Sleep(pause)
 		start := time.Now()
 		if key := ErrorKey(t.api.Do(&req)); key != "" {
-			return fmt.Errorf("cannot measure the round-trip floor: GET /health: %s", key)
+			return Latency{}, fmt.Errorf("cannot measure the round-trip floor: GET /health: %s", key)
 		}
 		record(h, time.Since(start))
 	}
-	l := Summarize(h)
-	t.rep.Floor = &l
-	return nil
+	return Summarize(h), nil
 }

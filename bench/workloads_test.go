@@ -138,8 +138,10 @@ func TestEndToEnd(t *testing.T) {
 // every search answered reports one, inside its round trip.
 func checkServerTime(t *testing.T, rep *Report) {
 	t.Helper()
-	if f := rep.Floor; f == nil || f.Count != floorCalls || f.P50 <= 0 {
-		t.Errorf("round-trip floor %+v, want %d calls", f, floorCalls)
+	for _, f := range []*Latency{rep.Floor, rep.IdleFloor} {
+		if f == nil || f.Count != floorCalls || f.P50 <= 0 {
+			t.Errorf("round-trip floor %+v, want %d calls", f, floorCalls)
+		}
 	}
 	o := rep.Phases[0].Ops[OpSearch]
 	switch s := o.Server; {
