@@ -105,7 +105,7 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.srv.Handler }
 
 // Serve answers requests on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.srv.Serve(ln)
+	return s.srv.Serve(&spinListener{Listener: ln})
 }
 
 // Shutdown stops accepting, waits for in-flight requests, then flushes the
