@@ -1,7 +1,6 @@
 package router
 
 import (
-	"errors"
 	"net"
 	"sync/atomic"
 	"syscall"
@@ -81,14 +80,10 @@ func (c *spinConn) settle() {
 func (c *spinConn) poll() {
 	c.l.polls.Add(1)
 	end := time.Now().Add(idleSpin)
-	var b [1]byte
 	_ = c.raw.Read(func(fd uintptr) bool {
-		for {
-			n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-			if n > 0 || !errors.Is(err, syscall.EAGAIN) || c.l.inflight.Load() > 0 || time.Now().After(end) {
-				return true
-			}
+		for !readable(fd) && c.l.inflight.Load() == 0 && time.Now().Before(end) {
 		}
+		return true
 	})
 }
 
