@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"runtime"
 	"sort"
 	"time"
 
@@ -105,7 +106,7 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.srv.Handler }
 
 // Serve answers requests on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.srv.Serve(&spinListener{Listener: ln})
+	return s.srv.Serve(&spinListener{Listener: ln, polling: runtime.GOMAXPROCS(0) > 1})
 }
 
 // Shutdown stops accepting, waits for in-flight requests, then flushes the
