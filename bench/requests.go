@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -133,6 +132,9 @@ func searchRequest(key, query string, pool *idPool) Request {
 
 var searchTimeKey = []byte(`"search_time_ms":`)
 
+// maxServerMs is the largest server time searchTime accepts: a day.
+const maxServerMs = 24 * 60 * 60 * 1000
+
 // searchTime reads search_time_ms from a read answer without decoding the
 // rest. It takes the key's last occurrence: the field follows the items (an
 // item's metadata may hold the same key), as hebb writes it.
@@ -147,7 +149,7 @@ func searchTime(body []byte) (time.Duration, bool) {
 		return 0, false
 	}
 	ms, err := strconv.ParseFloat(string(num[:end]), 64)
-	if err != nil || ms < 0 || math.IsInf(ms, 0) {
+	if err != nil || !(ms >= 0 && ms <= maxServerMs) { // NaN fails both
 		return 0, false
 	}
 	return time.Duration(ms * float64(time.Millisecond)), true

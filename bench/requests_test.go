@@ -118,6 +118,8 @@ func TestSearchTime(t *testing.T) {
 		{`{"items":[]}`, 0, false},
 		{`{"search_time_ms":"fast"}`, 0, false},
 		{`{"search_time_ms":-1}`, 0, false},
+		{`{"search_time_ms":NaN}`, 0, false},
+		{`{"search_time_ms":1e300}`, 0, false},
 		{`{"search_time_ms":1`, 0, false}, // cut short
 		{``, 0, false},
 	}
