@@ -106,7 +106,10 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.srv.Handler }
 
 // Serve answers requests on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.srv.Serve(&spinListener{Listener: ln, polling: runtime.GOMAXPROCS(0) > 1})
+	if runtime.GOMAXPROCS(0) > 1 { // with one CPU a poll would hold it from other connections
+		ln = &spinListener{Listener: ln}
+	}
+	return s.srv.Serve(ln)
 }
 
 // Shutdown stops accepting, waits for in-flight requests, then flushes the

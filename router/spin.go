@@ -19,7 +19,6 @@ const idleSpin = 200 * time.Microsecond
 type spinListener struct {
 	net.Listener
 	inflight atomic.Int32 // connections between a request's first bytes and their next read
-	polling  bool         // connections poll: GOMAXPROCS > 1, so a poll leaves a CPU to the rest
 	spinning atomic.Bool  // one connection polls at a time
 	polls    atomic.Int64 // polls begun, for tests
 }
@@ -43,10 +42,10 @@ func (l *spinListener) Accept() (net.Conn, error) {
 // spinConn is a TCP connection whose Read, when no request of any
 // connection is in flight, polls the socket for up to idleSpin (MSG_PEEK,
 // non-blocking) before the ordinary read parks it. Only one connection
-// polls at a time, it stops as soon as another request starts, and none
-// polls with GOMAXPROCS 1 (the poll would hold the only CPU while another
-// connection's request waits for it), so the polling uses a CPU nothing
-// else wants.
+// polls at a time, it stops as soon as another request starts, and Serve
+// uses none with GOMAXPROCS 1 (the poll would hold the only CPU while
+// another connection's request waits for it), so the polling uses a CPU
+// nothing else wants.
 type spinConn struct {
 	*net.TCPConn
 	raw     syscall.RawConn
@@ -57,7 +56,7 @@ type spinConn struct {
 
 func (c *spinConn) Read(p []byte) (int, error) {
 	c.settle()
-	if c.l.inflight.Load() == 0 && c.l.polling && c.l.spinning.CompareAndSwap(false, true) {
+	if c.l.inflight.Load() == 0 && c.l.spinning.CompareAndSwap(false, true) {
 		c.poll()
 		c.l.spinning.Store(false)
 	}

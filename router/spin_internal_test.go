@@ -17,7 +17,7 @@ func spinPair(t *testing.T) (*spinListener, net.Conn, net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sl := &spinListener{Listener: ln, polling: true}
+	sl := &spinListener{Listener: ln}
 	t.Cleanup(func() { _ = sl.Close() })
 	client, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
