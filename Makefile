@@ -3,11 +3,15 @@ GO        ?= go
 BIN       := bin/hebb
 PKGS      := ./...
 GOFLAGS   ?=
+# The commit bench reports name (empty outside a git checkout).
+COMMIT    := $(shell git rev-parse HEAD 2>/dev/null)
+DIRTY     := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo true)
+LDFLAGS   := -X github.com/hebbdb/hebb/bench.buildCommit=$(COMMIT) -X github.com/hebbdb/hebb/bench.buildDirty=$(DIRTY)
 
 .PHONY: build run test test-race lint fuzz e2e soak bench clean embedder-assets
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/hebb
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/hebb
 
 run: build
 	./$(BIN) serve

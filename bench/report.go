@@ -120,9 +120,17 @@ func procField(path string, keys ...string) string {
 	return ""
 }
 
-// gitInfo asks git about the working directory, falling back to the
-// binary's build information.
+// Set by the build (make build: -ldflags -X): the commit the binary was
+// built from and whether its tree had uncommitted changes ("true").
+var buildCommit, buildDirty string
+
+// gitInfo names the source the harness was built from: the commit the build
+// stamped, else what git says of the working directory, else the Go build
+// information (which `-buildvcs=false` leaves empty).
 func gitInfo() GitInfo {
+	if buildCommit != "" {
+		return GitInfo{Commit: buildCommit, Dirty: buildDirty == "true"}
+	}
 	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
 		g := GitInfo{Commit: strings.TrimSpace(string(out))}
 		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil {

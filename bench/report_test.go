@@ -162,3 +162,22 @@ func TestProcField(t *testing.T) {
 		t.Errorf("missing file gave %q", got)
 	}
 }
+
+// The commit the build stamps (make build) wins over the working
+// directory's git, whose checkout may not be the binary's.
+func TestGitInfoStamped(t *testing.T) {
+	old, oldDirty := buildCommit, buildDirty
+	defer func() { buildCommit, buildDirty = old, oldDirty }()
+	buildCommit, buildDirty = "0123456789abcdef0123456789abcdef01234567", "true"
+	if g := gitInfo(); g.Commit != buildCommit || !g.Dirty {
+		t.Fatalf("stamped build: got %+v", g)
+	}
+	buildDirty = ""
+	if g := gitInfo(); g.Commit != buildCommit || g.Dirty {
+		t.Fatalf("stamped clean build: got %+v", g)
+	}
+	buildCommit = ""
+	if g := gitInfo(); g.Commit == "" {
+		t.Fatalf("unstamped build: empty commit, want git's, the build information's or %q", "unknown")
+	}
+}
