@@ -55,7 +55,7 @@ func (f *FSM) Apply(_ uint64, cmd []byte) any {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	defer spillAll(f.vs, f.tenants, f.dim)
+	defer spillSome(f.vs, f.tenants, f.dim, sweepBytes)
 	switch c := c.(type) {
 	case *WriteCmd:
 		return f.applyWrite(c, pre)

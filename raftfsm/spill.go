@@ -123,20 +123,45 @@ func (d *domainIndex) load(dim int) {
 	}
 }
 
+// sweepBytes bounds the rows one command moves to disk once the state has
+// grown to spill (at least one block goes): moving every block inside the
+// command that crossed the threshold held the write lock for two seconds at
+// 262k rows (400 MB written in one apply). A variable so tests can sweep
+// in steps on small data.
+var sweepBytes = 16 << 20
+
 // spillAll moves every block of the tenants' coded domains to disk, once
-// the state has grown to spill (vecStore.sweep).
-func spillAll(vs *vecStore, tenants map[string]*tenant, dim int) {
+// the state has grown to spill (vecStore.sweep): a restore's blocks.
+func spillAll(vs *vecStore, tenants map[string]*tenant, dim int) { spillSome(vs, tenants, dim, -1) }
+
+// spillSome moves blocks of the tenants' coded domains to disk, once the
+// state has grown to spill, until about budget bytes have moved (all when
+// budget < 0); the sweep ends once none is left in memory. Where rows live
+// changes no result, so the order blocks go in does not matter.
+func spillSome(vs *vecStore, tenants map[string]*tenant, dim, budget int) {
 	if !vs.sweep {
 		return
 	}
-	vs.sweep = false
+	moved := 0
 	for _, t := range tenants {
 		for _, d := range t.domains {
+			if !d.coded() {
+				continue
+			}
 			for k := range d.blocks {
-				if d.coded() && d.blocks[k].disk == nil {
-					d.spill(k, dim)
+				if d.blocks[k].disk != nil {
+					continue
 				}
+				if budget >= 0 && moved >= budget {
+					return // more to move: the next command goes on
+				}
+				if d.spill(k, dim); d.blocks[k].disk == nil {
+					vs.sweep = false // no file: the rows stay in memory
+					return
+				}
+				moved += d.blockRows(k) * dim * 4
 			}
 		}
 	}
+	vs.sweep = false
 }

@@ -224,3 +224,52 @@ func TestDroppedSnapshotUnpins(t *testing.T) {
 		t.Fatalf("%d pins after the written snapshot was collected", pins())
 	}
 }
+
+// TestSweepInSteps checks that the blocks a state held when it grew to
+// spill go to disk a bounded amount per command, not all inside the
+// command that crossed the threshold, and that reads are unchanged
+// meanwhile.
+func TestSweepInSteps(t *testing.T) {
+	withCodedRows(t, 8)
+	withArenaRows(t, 4)
+	old := sweepBytes
+	sweepBytes = 1 // one block a command
+	t.Cleanup(func() { sweepBytes = old })
+	const dim = 16
+	mem, disk := New(dim), New(dim)
+	disk.DiskVectors(t.TempDir(), 40)
+	rng := rand.New(rand.NewSource(5))
+	apply := func(i int, b []byte) {
+		mem.Apply(uint64(i), b)
+		disk.Apply(uint64(i), b)
+	}
+	// One batch of 60 rows in 3 domains crosses the threshold of 40: 15
+	// full blocks, the 6 filled after the crossing written to disk as
+	// they fill, and one of the 9 filled before moved by the sweep.
+	cmd := &WriteCmd{Tenant: "org", Batch: true}
+	for j := range 60 {
+		cmd.Items = append(cmd.Items, WriteItem{ID: mkID(j + 1), CreatedAt: baseTime + int64(j),
+			Content: fmt.Sprint("atom ", j), Domain: []string{"a", "b", "c"}[j%3],
+			Concepts: []string{fmt.Sprint("c", j%7)}, Vector: randomUnit(rng, dim)})
+	}
+	apply(1, cmd.Encode())
+	on, in := diskBlocks(disk)
+	if on != 7 || in != 8 {
+		t.Fatalf("after the crossing command: %d blocks on disk, %d in memory; want 7 and 8", on, in)
+	}
+	for i := 2; in > 0; i++ {
+		apply(i, (&TouchCmd{Tenant: "org", IDs: []ID{mkID(i)}, At: baseTime + 100 + int64(i)}).Encode())
+		was := in
+		if on, in = diskBlocks(disk); in != was-1 || on+in != 15 {
+			t.Fatalf("command %d: %d blocks on disk, %d in memory; want one more on disk", i, on, in)
+		}
+		req := &ReadRequest{Tenant: "org", Vector: randomUnit(rng, dim), TopK: 5, MinRelevance: -1,
+			Concepts: []string{fmt.Sprint("c", i%7)}}
+		if d := diffItems(disk.Read(req).Items, mem.Read(req).Items); d != "" {
+			t.Fatalf("command %d: %s", i, d)
+		}
+	}
+	if disk.vs.sweep || mem.StateHash() != disk.StateHash() {
+		t.Fatalf("swept: sweep still set %v, same state %v", disk.vs.sweep, mem.StateHash() == disk.StateHash())
+	}
+}
