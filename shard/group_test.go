@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,6 +125,68 @@ func TestReadIndexSteadyStateWritesNothing(t *testing.T) {
 	}
 	if got := g.Raft().LastIndex(); got != last {
 		t.Fatalf("ReadIndex wrote to the log: last index %d -> %d", last, got)
+	}
+}
+
+// gatedKV is a kvSM whose Apply of the command "slow=1" waits until
+// release is closed, after telling entered.
+type gatedKV struct {
+	*kvSM
+	entered, release chan struct{}
+}
+
+func (s *gatedKV) Apply(index uint64, cmd []byte) any {
+	if string(cmd) == "slow=1" {
+		close(s.entered)
+		<-s.release
+	}
+	return s.kvSM.Apply(index, cmd)
+}
+
+// TestReadIndexDoesNotWaitForUnacknowledged checks that a read waits for no
+// command that is committed but still being applied (none of its
+// proposers has its result yet, so the read may precede it), and that it
+// reflects every command acknowledged before it.
+func TestReadIndexDoesNotWaitForUnacknowledged(t *testing.T) {
+	n := newTestNode(t, "n1", t.TempDir())
+	sm := &gatedKV{kvSM: newKV(), entered: make(chan struct{}), release: make(chan struct{})}
+	g := startGroup(t, n, GroupConfig{ID: 1, Bootstrap: true}, sm)
+	waitLeader(t, g)
+	propose(t, g, "x=1")
+	if err := g.ReadIndex(testCtx(t)); err != nil { // this term's barrier
+		t.Fatalf("first ReadIndex: %v", err)
+	}
+	var once sync.Once
+	release := func() { once.Do(func() { close(sm.release) }) }
+	t.Cleanup(release) // before the node closes: its apply must return
+	slow := make(chan error, 1)
+	go func() {
+		_, err := g.Propose(testCtx(t), []byte("slow=1"))
+		slow <- err
+	}()
+	<-sm.entered // committed, and being applied
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.ReadIndex(ctx); err != nil {
+		t.Fatalf("ReadIndex while a command is being applied: %v", err)
+	}
+	select {
+	case err := <-slow:
+		t.Fatalf("the slow command was acknowledged before its apply returned: %v", err)
+	default:
+	}
+	if got := sm.snapshotData(); got["x"] != "1" || got["slow"] != "" {
+		t.Fatalf("state read while the slow command applies = %v, want x=1 only", got)
+	}
+	release()
+	if err := <-slow; err != nil {
+		t.Fatalf("Propose(slow=1): %v", err)
+	}
+	if err := g.ReadIndex(testCtx(t)); err != nil {
+		t.Fatalf("ReadIndex after the slow command: %v", err)
+	}
+	if got := sm.snapshotData(); got["slow"] != "1" {
+		t.Fatalf("state after the acknowledged slow command = %v", got)
 	}
 }
 

@@ -9,12 +9,24 @@ import (
 )
 
 // ReadIndex is the linearizable-read barrier: when it returns nil, this node
-// was the leader after the call started and the local StateMachine has
-// applied every command committed before the call. Errors wrap ErrNotLeader,
+// was the leader after the call started and the local StateMachine reflects
+// every command acknowledged before the call. Errors wrap ErrNotLeader,
 // ErrTimeout or ErrShutdown. In the steady state it writes nothing to the
-// log: the first read of a leadership term commits one barrier, later reads
-// only confirm leadership with a heartbeat round, or not at all when this
-// node is the group's only voter (soleVoter).
+// log and waits for nothing but leadership: the first read of a leadership
+// term commits one barrier, later reads only confirm leadership with a
+// heartbeat round, or not at all when this node is the group's only voter
+// (soleVoter).
+//
+// A read need not wait for the commands committed but not yet applied: a
+// command is acknowledged with its result, which the leader's StateMachine
+// gives as it applies it (raft's ApplyFuture), so every command
+// acknowledged in this term is already in the local state, and those of
+// earlier terms are in it once this term's barrier is applied. A command
+// still unapplied has not been acknowledged: it is concurrent with the
+// read, which may then be ordered before it. Waiting for the commit index
+// made a read under batched writes wait for the batches queued for apply
+// (hebb bench: searches beside 500-item batch writes took 18 ms at the
+// median and 300 ms at p99 inside the server).
 func (g *Group) ReadIndex(ctx context.Context) error {
 	ctx, cancel := withDefaultTimeout(ctx)
 	defer cancel()
@@ -32,7 +44,6 @@ func (g *Group) readIndex(ctx context.Context) error {
 		return ErrNotLeader
 	}
 	term := g.raft.CurrentTerm()
-	ci := g.raft.CommitIndex()
 	if !g.soleVoter() {
 		if err := g.await(ctx, g.raft.VerifyLeader()); err != nil {
 			return err
@@ -47,13 +58,8 @@ func (g *Group) readIndex(ctx context.Context) error {
 			return err
 		}
 		g.readyTerm.Store(term)
-		return nil
 	}
-	target, err := g.lastCommandUpTo(ci)
-	if err != nil {
-		return err
-	}
-	return g.fsm.waitApplied(ctx, target, g.done)
+	return nil
 }
 
 // soleVoter reports whether this node is the only voter of the group's
