@@ -135,6 +135,7 @@ func (f *FSM) pregate(c *WriteCmd) *batchGate {
 	b.start()
 	g := getGate(f.dim)
 	for b.claim(g) {
+		runtime.Gosched()
 	}
 	putGate(g)
 	b.wg.Wait()
@@ -177,13 +178,18 @@ func newBatchGate(dim int, t *tenant, items []WriteItem) *batchGate {
 }
 
 // start launches the helper goroutines: one fewer than GOMAXPROCS, as the
-// applying goroutine gates items too while it waits.
+// applying goroutine gates items too while it waits. Gating goroutines
+// yield after each item (runtime.Gosched): a batch's gates keep every core
+// busy for tens of milliseconds, and a search arriving meanwhile waited for
+// the scheduler to preempt one (hebb bench: searches beside 500-item batch
+// writes took 6 ms at the median inside the server, 2.6 ms with the yield).
 func (b *batchGate) start() {
 	for range min(runtime.GOMAXPROCS(0), len(b.items)) - 1 {
 		b.wg.Go(func() {
 			g := getGate(b.dim)
 			defer putGate(g)
 			for b.claim(g) {
+				runtime.Gosched()
 			}
 		})
 	}

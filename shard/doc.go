@@ -37,8 +37,10 @@
 //     groups may be started in any order (data groups after the meta group).
 //   - ReadIndex never writes to the Raft log in the steady state: one barrier
 //     per leadership term, then a leadership check (skipped when this node is
-//     the only voter of its latest configuration) and a wait for the local
-//     StateMachine to catch up with the commit index.
+//     the only voter of its latest configuration), and no wait for commands
+//     committed but not yet applied: none of them is acknowledged, since a
+//     command's result comes from the leader's apply. A follower's read
+//     (LeaderReadIndex, WaitIndex) still waits for the leader's commit index.
 //   - The data of a command entry is one command (every entry written before
 //     group commit is) or an envelope, whose first byte is 0xFF. No command
 //     type uses that byte (raftfsm uses 1-9, the meta group's commands stay
