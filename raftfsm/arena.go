@@ -132,8 +132,8 @@ func (d *domainIndex) add(a *Atom, vec []float32) {
 	case d.coded():
 		d.encodeAll(len(vec))
 	}
-	if d.vs.spilling && b.disk == nil && d.coded() {
-		d.spill(k, len(vec))
+	if d.vs.spilling && !d.vs.sweep && b.disk == nil && d.coded() {
+		d.spill(k, len(vec)) // while a sweep is on, it moves the block
 	}
 }
 
@@ -209,12 +209,17 @@ func encodeCoded(doms map[string]*domainIndex, dim int) {
 // whole left up to 12 MiB unused in every domain's last block.
 func appendRow(arena, vec []float32) []float32 {
 	if n := len(arena) + len(vec); n > cap(arena) {
-		full := arenaRows * len(vec)
-		grown := make([]float32, len(arena), max(n, min(2*cap(arena), full)))
-		copy(grown, arena)
-		arena = grown
+		arena = grownRows(arena, n, len(vec))
 	}
 	return append(arena, vec...)
+}
+
+// grownRows returns a copy of a block's rows (of dim floats) with room for
+// n floats, grown as appendRow grows it.
+func grownRows(arena []float32, n, dim int) []float32 {
+	grown := make([]float32, len(arena), max(n, min(2*cap(arena), arenaRows*dim)))
+	copy(grown, arena)
+	return grown
 }
 
 // remove swap-removes a's row; the last row moves into its slot.

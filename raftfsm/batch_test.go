@@ -135,3 +135,60 @@ func outcome(r WriteResult, earlier []WriteItem) string {
 	}
 	return r.Reason
 }
+
+// TestBatchReservesBlocks checks that a batch's gates, run under the read
+// lock, make room in the last blocks (and codes) its rows would grow, that
+// its store puts them in place and grows none itself, and that the state
+// equals one whose blocks grew as rows were added.
+func TestBatchReservesBlocks(t *testing.T) {
+	withCodedRows(t, 8)
+	withArenaRows(t, 64)
+	const dim = 16
+	rng := rand.New(rand.NewSource(9))
+	batch := func(from, n int) *WriteCmd {
+		cmd := &WriteCmd{Tenant: "org", Batch: true}
+		for j := from; j < from+n; j++ {
+			cmd.Items = append(cmd.Items, WriteItem{ID: mkID(j + 1), CreatedAt: baseTime + int64(j),
+				Content: fmt.Sprint("atom ", j), Domain: []string{"a", "b"}[j%2],
+				Concepts: []string{fmt.Sprint("c", j%5)}, Vector: randomUnit(rng, dim)})
+		}
+		return cmd
+	}
+	reserved, grown := New(dim), New(dim)
+	first := batch(0, 20).Encode() // 10 rows a domain: blocks of room for 16
+	reserved.Apply(1, first)
+	grown.Apply(1, first)
+	cmd := batch(20, 30) // 15 more a domain: both blocks grow
+	pre := reserved.pregate(cmd)
+	if len(pre.grown) != 2 {
+		t.Fatalf("reserve grew %d blocks, want the last block of both domains", len(pre.grown))
+	}
+	want := map[*arenaBlock][]float32{}
+	for _, g := range pre.grown {
+		if g.codes == nil || cap(g.vecs) < (10+15)*dim {
+			t.Fatalf("a reserved block has room for %d rows (codes %v), want 25", cap(g.vecs)/dim, g.codes != nil)
+		}
+		want[g.blk] = g.vecs
+	}
+	reserved.applyWrite(cmd, pre)
+	grown.Apply(2, cmd.Encode())
+	for _, d := range reserved.tenants["org"].domains {
+		blk := &d.blocks[0]
+		if v, ok := want[blk]; !ok || &blk.vecs[0] != &v[0] || cap(blk.vecs) != cap(v) {
+			t.Fatalf("domain %s: the store did not keep the reserved rows", d.name)
+		}
+		if codeRows(d) != len(d.rows) {
+			t.Fatalf("domain %s: %d rows coded of %d", d.name, codeRows(d), len(d.rows))
+		}
+	}
+	if reserved.StateHash() != grown.StateHash() {
+		t.Fatal("the states differ")
+	}
+	for q := range 10 {
+		req := &ReadRequest{Tenant: "org", Vector: randomUnit(rng, dim), TopK: 5, MinRelevance: -1,
+			Concepts: []string{fmt.Sprint("c", q%5)}}
+		if d := diffItems(reserved.Read(req).Items, grown.Read(req).Items); d != "" {
+			t.Fatalf("query %d: %s", q, d)
+		}
+	}
+}

@@ -80,6 +80,15 @@ func (c *Codes) Reserve(rows int) {
 	c.nrm = slices.Grow(c.nrm, rows-len(c.nrm))
 }
 
+// Grown returns c with room for rows rows, as Reserve would make it,
+// leaving c itself unchanged: c may be read meanwhile, and the result
+// replaces it once no one else changes c.
+func (c *Codes) Grown(rows int) *Codes {
+	g := *c
+	g.Reserve(rows)
+	return &g
+}
+
 // Append encodes vec (length Dim) as row Len().
 func (c *Codes) Append(vec []float32) {
 	if len(vec) != c.q.dim {
