@@ -109,12 +109,12 @@ type batchGate struct {
 	cos   []float32
 	split bool // fewer items than cores: each search may spread over cores
 	// The command's items grouped by domain, in item order.
-	group   []int32     // per item: its group, -1 for secrets
-	pos     []int32     // per item: its place in its group
-	members [][]int32   // per group: its items
-	norm    []float32   // per item: |vector|
-	dots    [][]float32 // per item: SIMD dots with the items before it in its group
-	stored  []*Atom     // per item: the atom stored for it (the applying goroutine's)
+	group   []int32      // per item: its group, -1 for secrets
+	pos     []int32      // per item: its place in its group
+	members [][]int32    // per group: its items
+	norm    []float32    // per item: |vector|
+	dots    [][]float32  // per item: SIMD dots with the items before it in its group
+	stored  []*Atom      // per item: the atom stored for it (the applying goroutine's)
 	grown   []grownBlock // blocks with room made for the command's rows (reserve)
 
 	next atomic.Int64 // the next item to claim
