@@ -44,18 +44,24 @@ func (f *FSM) Dim() int { return f.dim }
 // Apply and Restore must not run concurrently with each other (Raft calls
 // both from one goroutine): a batched write relies on it to run its gates
 // under the read lock, so searches go on meanwhile, and to take the write
-// lock only to store what the gates decided, on a state nothing changed.
+// lock only to store what the gates decided, on a state nothing changed;
+// so does the sweep of rows to disk (sweepWrite, sweepCommit).
 func (f *FSM) Apply(_ uint64, cmd []byte) any {
 	c := decodeCommand(cmd)
 	var pre *batchGate
-	if w, ok := c.(*WriteCmd); ok && f.batchable(w) {
+	var swept []sweepStep
+	w, batch := c.(*WriteCmd)
+	if batch = batch && f.batchable(w); batch || f.vs.sweep {
 		f.mu.RLock()
-		pre = f.pregate(w)
+		if batch {
+			pre = f.pregate(w)
+		}
+		swept = sweepWrite(f.vs, f.tenants, f.dim, sweepBytes)
 		f.mu.RUnlock()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	defer spillSome(f.vs, f.tenants, f.dim, sweepBytes)
+	sweepCommit(swept)
 	switch c := c.(type) {
 	case *WriteCmd:
 		return f.applyWrite(c, pre)

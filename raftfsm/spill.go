@@ -126,22 +126,35 @@ func (d *domainIndex) load(dim int) {
 // sweepBytes bounds the rows one command moves to disk once the state has
 // grown to spill (at least one block goes): moving every block inside the
 // command that crossed the threshold held the write lock for two seconds at
-// 262k rows (400 MB written in one apply). A variable so tests can sweep
-// in steps on small data.
+// 262k rows (400 MB written in one apply), and writing 16 MiB takes 100 ms
+// on a VM, so the writes happen under the read lock. A variable so tests
+// can sweep in steps on small data.
 var sweepBytes = 16 << 20
 
 // spillAll moves every block of the tenants' coded domains to disk, once
 // the state has grown to spill (vecStore.sweep): a restore's blocks.
-func spillAll(vs *vecStore, tenants map[string]*tenant, dim int) { spillSome(vs, tenants, dim, -1) }
+func spillAll(vs *vecStore, tenants map[string]*tenant, dim int) {
+	sweepCommit(sweepWrite(vs, tenants, dim, -1))
+}
 
-// spillSome moves blocks of the tenants' coded domains to disk, once the
-// state has grown to spill, until about budget bytes have moved (all when
-// budget < 0); the sweep ends once none is left in memory. Where rows live
-// changes no result, so the order blocks go in does not matter.
-func spillSome(vs *vecStore, tenants map[string]*tenant, dim, budget int) {
+// sweepStep is a block the sweep wrote to disk, to be put there.
+type sweepStep struct {
+	b    *arenaBlock
+	disk *diskBlock
+}
+
+// sweepWrite writes blocks of the tenants' coded domains still in memory to
+// fresh extents, once the state has grown to spill, until about budget
+// bytes have gone (all when budget < 0); the sweep ends once none is left
+// in memory. It only reads the state: Apply runs it under the read lock,
+// searches going on, and sweepCommit puts the blocks on disk under the
+// write lock before the command changes anything. Where rows live changes
+// no result, so the order blocks go in does not matter.
+func sweepWrite(vs *vecStore, tenants map[string]*tenant, dim, budget int) []sweepStep {
 	if !vs.sweep {
-		return
+		return nil
 	}
+	var steps []sweepStep
 	moved := 0
 	for _, t := range tenants {
 		for _, d := range t.domains {
@@ -149,19 +162,33 @@ func spillSome(vs *vecStore, tenants map[string]*tenant, dim, budget int) {
 				continue
 			}
 			for k := range d.blocks {
-				if d.blocks[k].disk != nil {
+				b := &d.blocks[k]
+				if b.disk != nil {
 					continue
 				}
 				if budget >= 0 && moved >= budget {
-					return // more to move: the next command goes on
+					return steps // more to move: the next command goes on
 				}
-				if d.spill(k, dim); d.blocks[k].disk == nil {
+				disk := vs.block()
+				if disk == nil {
 					vs.sweep = false // no file: the rows stay in memory
-					return
+					return steps
 				}
-				moved += d.blockRows(k) * dim * 4
+				n := d.blockRows(k) * dim
+				disk.write(0, b.vecs[:n])
+				steps = append(steps, sweepStep{b, disk})
+				moved += n * 4
 			}
 		}
 	}
 	vs.sweep = false
+	return steps
+}
+
+// sweepCommit puts the blocks sweepWrite wrote on disk, on the state it
+// read.
+func sweepCommit(steps []sweepStep) {
+	for _, s := range steps {
+		s.b.disk, s.b.vecs = s.disk, nil
+	}
 }
