@@ -39,10 +39,15 @@ func TestNewRoomID(t *testing.T) {
 		return c
 	}
 	t.Run("a held group", func(t *testing.T) {
-		s := &Server{b: hostingBackend{hosts: oneIn8}}
+		// 50 rooms: a node holding one group in eight finds none in its 64
+		// draws once in 5,000 rooms (then it forwards, which is right), so
+		// a test asking for every one failed about one run in a hundred.
+		// About one in four: once in 25 million rooms.
+		oneIn4 := func(id string) bool { return oneIn8(id) || oneIn8(id+"#") }
+		s := &Server{b: hostingBackend{hosts: oneIn4}}
 		for range 50 {
 			id, fw, here := s.newRoomID(newCall(false))
-			if !here || fw != nil || !validID(roomPrefix, id) || !oneIn8(id) {
+			if !here || fw != nil || !validID(roomPrefix, id) || !oneIn4(id) {
 				t.Fatalf("newRoomID = %q, %v, %v; want a valid ID this node holds", id, fw, here)
 			}
 		}
