@@ -51,6 +51,8 @@ func (f *FSM) writeBatch(t *tenant, items []WriteItem, out []WriteResult, pre *b
 		b.start()
 	}
 	b.growBlocks()
+	t.edges.adopt(b.edges)
+	b.edges = nil
 	g := getGate(f.dim)
 	type row struct {
 		d   *domainIndex
@@ -116,6 +118,7 @@ type batchGate struct {
 	dots    [][]float32  // per item: SIMD dots with the items before it in its group
 	stored  []*Atom      // per item: the atom stored for it (the applying goroutine's)
 	grown   []grownBlock // blocks with room made for the command's rows (reserve)
+	edges   []chunkCopy  // copies of the edge chunks a snapshot shares that the command changes
 
 	next atomic.Int64 // the next item to claim
 	done []atomic.Bool
@@ -142,7 +145,19 @@ func (f *FSM) pregate(c *WriteCmd) *batchGate {
 	putGate(g)
 	b.wg.Wait()
 	b.reserve()
+	b.edges = t.edges.copyShared(b.conceptLists())
 	return b
+}
+
+// conceptLists returns the concepts of the items that may store an atom.
+func (b *batchGate) conceptLists() [][]string {
+	lists := make([][]string, 0, len(b.items))
+	for i := range b.items {
+		if b.group[i] >= 0 {
+			lists = append(lists, b.items[i].Concepts)
+		}
+	}
+	return lists
 }
 
 // grownBlock is a domain's last block and a copy of its rows with room for

@@ -1,6 +1,7 @@
 package raftfsm
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"reflect"
@@ -190,5 +191,61 @@ func TestBatchReservesBlocks(t *testing.T) {
 		if d := diffItems(reserved.Read(req).Items, grown.Read(req).Items); d != "" {
 			t.Fatalf("query %d: %s", q, d)
 		}
+	}
+}
+
+// TestBatchCopiesSharedEdges checks that a batch copies, in its read-lock
+// phase, the edge chunks a snapshot shares that its items touch, that the
+// snapshot still writes the state it was taken of, and that the state
+// equals one no snapshot shared.
+func TestBatchCopiesSharedEdges(t *testing.T) {
+	const dim = 16
+	rng := rand.New(rand.NewSource(11))
+	batch := func(from, n int) *WriteCmd {
+		cmd := &WriteCmd{Tenant: "org", Batch: true}
+		for j := from; j < from+n; j++ {
+			cmd.Items = append(cmd.Items, WriteItem{ID: mkID(j + 1), CreatedAt: baseTime + int64(j),
+				Content: fmt.Sprint("atom ", j), Domain: "d", Vector: randomUnit(rng, dim),
+				Concepts: []string{fmt.Sprint("c", j%7), fmt.Sprint("c", (j+1)%7), fmt.Sprint("c", (j+3)%7)}})
+		}
+		return cmd
+	}
+	snapped, plain := New(dim), New(dim)
+	first := batch(0, 40).Encode()
+	snapped.Apply(1, first)
+	plain.Apply(1, first)
+	write, err := snapped.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := snapped.encodeState()
+	cmd := batch(40, 20)
+	pre := snapped.pregate(cmd)
+	if len(pre.edges) == 0 {
+		t.Fatal("the batch copied no shared edge chunk")
+	}
+	copies := pre.edges
+	snapped.applyWrite(cmd, pre)
+	plain.Apply(2, cmd.Encode())
+	edges := &snapped.tenants["org"].edges
+	for _, c := range copies { // in place: the batch's touches copied nothing
+		if &edges.slab[c.k][0] != &c.recs[0] {
+			t.Fatalf("chunk %d is not the copy the read-lock phase made", c.k)
+		}
+	}
+	for k, shared := range edges.shared {
+		if shared {
+			t.Fatalf("chunk %d is still shared after the batch touched every edge", k)
+		}
+	}
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatal("the snapshot saw the batch applied after it was taken")
+	}
+	if snapped.StateHash() != plain.StateHash() {
+		t.Fatal("the states differ")
 	}
 }
