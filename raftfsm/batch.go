@@ -171,11 +171,10 @@ type grownBlock struct {
 
 // reserve copies, under the read lock, the last in-memory block of each of
 // the command's domains that its rows would make grow, and its codes, into
-// ones with room for them (growBlocks puts them in place under the write
-// lock):
-// growing a block copies up to 6 MiB and faults in up to 12 MiB of fresh
-// memory, and the domains of a tenant written evenly all grow in the same
-// batch, which held the write lock, and every search, for 100-500 ms.
+// ones with room for them; growBlocks puts them in place under the write
+// lock. Growing a block copies up to 6 MiB and faults in up to 12 MiB of
+// fresh memory, and the domains of a tenant written evenly all grow in the
+// same batch, which held the write lock, and every search, for 100-500 ms.
 func (b *batchGate) reserve() {
 	for _, m := range b.members {
 		d := b.pre[m[0]]
