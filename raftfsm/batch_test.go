@@ -137,6 +137,19 @@ func outcome(r WriteResult, earlier []WriteItem) string {
 	return r.Reason
 }
 
+// numberedBatch is a batch of tenant "org" of items from..from+n-1: item j
+// has ID j+1, content "atom j", a random unit vector, and the domain and
+// concepts of(j) gives.
+func numberedBatch(rng *rand.Rand, dim, from, n int, of func(j int) (string, []string)) *WriteCmd {
+	cmd := &WriteCmd{Tenant: "org", Batch: true}
+	for j := from; j < from+n; j++ {
+		domain, concepts := of(j)
+		cmd.Items = append(cmd.Items, WriteItem{ID: mkID(j + 1), CreatedAt: baseTime + int64(j),
+			Content: fmt.Sprint("atom ", j), Domain: domain, Concepts: concepts, Vector: randomUnit(rng, dim)})
+	}
+	return cmd
+}
+
 // TestBatchReservesBlocks checks that a batch's gates, run under the read
 // lock, make room in the last blocks (and codes) its rows would grow, that
 // its store puts them in place and grows none itself, and that the state
@@ -147,13 +160,9 @@ func TestBatchReservesBlocks(t *testing.T) {
 	const dim = 16
 	rng := rand.New(rand.NewSource(9))
 	batch := func(from, n int) *WriteCmd {
-		cmd := &WriteCmd{Tenant: "org", Batch: true}
-		for j := from; j < from+n; j++ {
-			cmd.Items = append(cmd.Items, WriteItem{ID: mkID(j + 1), CreatedAt: baseTime + int64(j),
-				Content: fmt.Sprint("atom ", j), Domain: []string{"a", "b"}[j%2],
-				Concepts: []string{fmt.Sprint("c", j%5)}, Vector: randomUnit(rng, dim)})
-		}
-		return cmd
+		return numberedBatch(rng, dim, from, n, func(j int) (string, []string) {
+			return []string{"a", "b"}[j%2], []string{fmt.Sprint("c", j%5)}
+		})
 	}
 	reserved, grown := New(dim), New(dim)
 	first := batch(0, 20).Encode() // 10 rows a domain: blocks of room for 16
@@ -202,13 +211,9 @@ func TestBatchCopiesSharedEdges(t *testing.T) {
 	const dim = 16
 	rng := rand.New(rand.NewSource(11))
 	batch := func(from, n int) *WriteCmd {
-		cmd := &WriteCmd{Tenant: "org", Batch: true}
-		for j := from; j < from+n; j++ {
-			cmd.Items = append(cmd.Items, WriteItem{ID: mkID(j + 1), CreatedAt: baseTime + int64(j),
-				Content: fmt.Sprint("atom ", j), Domain: "d", Vector: randomUnit(rng, dim),
-				Concepts: []string{fmt.Sprint("c", j%7), fmt.Sprint("c", (j+1)%7), fmt.Sprint("c", (j+3)%7)}})
-		}
-		return cmd
+		return numberedBatch(rng, dim, from, n, func(j int) (string, []string) {
+			return "d", []string{fmt.Sprint("c", j%7), fmt.Sprint("c", (j+1)%7), fmt.Sprint("c", (j+3)%7)}
+		})
 	}
 	snapped, plain := New(dim), New(dim)
 	first := batch(0, 40).Encode()

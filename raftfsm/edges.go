@@ -144,11 +144,11 @@ type chunkCopy struct {
 // copied the chunks of most of a large tenant's edges under the write
 // lock, 25-75 ms a batch (hebb bench write, 100k atoms).
 func (s *edgeSet) copyShared(lists [][]string) []chunkCopy {
-	if len(s.shared) == 0 {
-		return nil
+	if !slices.Contains(s.shared, true) {
+		return nil // no snapshot since the chunks were last copied
 	}
 	var out []chunkCopy
-	seen := make(map[int]bool)
+	seen := make([]bool, len(s.shared))
 	var ids [maxEdgeConcepts]int32
 	var known [maxEdgeConcepts]bool
 	for _, concepts := range lists {

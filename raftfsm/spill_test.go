@@ -249,12 +249,9 @@ func TestSweepInSteps(t *testing.T) {
 	// One batch of 60 rows in 3 domains crosses the threshold of 40: 15
 	// full blocks, all still in memory (the rows added after the crossing
 	// wait for the sweep, which the next command starts).
-	cmd := &WriteCmd{Tenant: "org", Batch: true}
-	for j := range 60 {
-		cmd.Items = append(cmd.Items, WriteItem{ID: mkID(j + 1), CreatedAt: baseTime + int64(j),
-			Content: fmt.Sprint("atom ", j), Domain: []string{"a", "b", "c"}[j%3],
-			Concepts: []string{fmt.Sprint("c", j%7)}, Vector: randomUnit(rng, dim)})
-	}
+	cmd := numberedBatch(rng, dim, 0, 60, func(j int) (string, []string) {
+		return []string{"a", "b", "c"}[j%3], []string{fmt.Sprint("c", j%7)}
+	})
 	apply(1, cmd.Encode())
 	on, in := diskBlocks(disk)
 	if on != 0 || in != 15 {
