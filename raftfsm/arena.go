@@ -13,7 +13,8 @@ import (
 // holds at least codedRows/4 rows, and always when it holds codedRows or
 // more, which is when searches and the write gate use them. They are
 // derived state: a function of each row's vector, so not in snapshots;
-// restore rebuilds them once the rows are back (encodeCoded).
+// restore rebuilds them as blocks fill and once the rows are back
+// (blockCoder, encodeCoded).
 type domainIndex struct {
 	name    string // the domain's name; its atoms share this string
 	blocks  []arenaBlock
@@ -139,18 +140,15 @@ func (d *domainIndex) add(a *Atom, vec []float32) {
 
 // addRow appends a's row to the last block (a new one when it is full) and
 // returns that block's index; the caller keeps its codes, and moves the
-// block to disk when the state spills (add, or spillFull in a restore).
+// block to disk when the state spills (add, or the blockCoder in a
+// restore).
 func (d *domainIndex) addRow(a *Atom, vec []float32) int {
 	i := len(d.rows)
 	a.slot = int32(i)
 	d.rows = append(d.rows, a)
 	k := i / arenaRows
 	if k == len(d.blocks) {
-		b := arenaBlock{}
-		if k > 0 && d.hasCodes() {
-			b.codes = vecmath.NewCodes(quantizer(len(vec)))
-		}
-		d.blocks = append(d.blocks, b)
+		d.blocks = append(d.blocks, d.newBlock(len(vec)))
 	}
 	b := &d.blocks[k]
 	if b.disk != nil {
@@ -162,44 +160,67 @@ func (d *domainIndex) addRow(a *Atom, vec []float32) int {
 	return k
 }
 
+// newBlock returns an empty block to follow the last, with codes when the
+// domain keeps them.
+func (d *domainIndex) newBlock(dim int) arenaBlock {
+	var b arenaBlock
+	if len(d.blocks) > 0 && d.hasCodes() {
+		b.codes = vecmath.NewCodes(quantizer(dim))
+	}
+	return b
+}
+
 // encodeAll gives every block the codes of its rows.
 func (d *domainIndex) encodeAll(dim int) {
 	for k := range d.blocks {
-		d.blocks[k].encode(d.blockRows(k), dim)
+		d.blocks[k].encode(d.blockRows(k), dim, false)
 	}
 }
 
-// encode gives the block the codes of its n rows.
-func (b *arenaBlock) encode(n, dim int) {
+// encode gives the block the codes of its n rows, with room for as many
+// as its rows have unless tight (a block about to go to disk).
+func (b *arenaBlock) encode(n, dim int, tight bool) {
 	vecs := b.vecs
 	if b.disk != nil {
 		vecs = b.disk.rows(n)
 	}
 	b.codes = vecmath.NewCodes(quantizer(dim))
-	b.codes.Reserve(max(n, cap(b.vecs)/dim))
+	if tight {
+		b.codes.Reserve(n)
+	} else {
+		b.codes.Reserve(max(n, cap(b.vecs)/dim))
+	}
 	for j := range n {
 		b.codes.Append(vecs[j*dim : (j+1)*dim])
 	}
 }
 
-// encodeCoded gives codes to the blocks of the domains searched through
-// them, spread over the cores: restore adds rows without codes (addRow),
-// and encoding is most of a restore's work. Codes are a function of the
-// rows, so the order the blocks are encoded in does not matter.
+// encodeCoded gives codes to the blocks still without them of the domains
+// searched through them, spread over the cores: restore adds rows without
+// codes (addRow), and its blockCoder encodes only the blocks that filled.
+// When the state spills, the blocks go to disk next (spillAll), so their
+// codes get no room for rows to come: a block started whole (blockCoder)
+// would keep codes for a whole block.
+// Codes are a function of the rows, so the order the blocks are encoded in
+// does not matter.
 func encodeCoded(doms map[string]*domainIndex, dim int) {
 	type job struct {
-		b *arenaBlock
-		n int
+		b     *arenaBlock
+		n     int
+		tight bool
 	}
 	var jobs []job
 	for _, d := range doms {
-		if d.coded() && !d.hasCodes() {
-			for k := range d.blocks {
-				jobs = append(jobs, job{&d.blocks[k], d.blockRows(k)})
+		if !d.coded() {
+			continue
+		}
+		for k := range d.blocks {
+			if d.blocks[k].codes == nil {
+				jobs = append(jobs, job{&d.blocks[k], d.blockRows(k), d.vs.spilling})
 			}
 		}
 	}
-	fanout(len(jobs), func(i int) { jobs[i].b.encode(jobs[i].n, dim) })
+	fanout(len(jobs), func(i int) { jobs[i].b.encode(jobs[i].n, dim, jobs[i].tight) })
 }
 
 // appendRow appends vec to a block's rows. A block doubles until it can

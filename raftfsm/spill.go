@@ -6,7 +6,7 @@ package raftfsm
 // hundred a search at a million rows, from the page cache), and the codes
 // they scan stay in memory. A domain searched without codes keeps its rows
 // in memory. Appends and deletes write single rows to the file; a restore
-// fills blocks in memory and moves each once full (spillFull), the last
+// fills blocks in memory and moves each once full (blockCoder), the last
 // ones at the end (spillAll).
 
 // vecStore is the policy and the file of one state's blocks on disk.
@@ -89,13 +89,6 @@ func (b *arenaBlock) free() {
 	if b.disk != nil {
 		b.disk.free()
 		b.disk = nil
-	}
-}
-
-// spillFull moves block k to disk when it is full and the state spills.
-func (d *domainIndex) spillFull(k, dim int) {
-	if d.vs.spilling && d.blockRows(k) == arenaRows && d.blocks[k].disk == nil && d.coded() {
-		d.spill(k, dim)
 	}
 }
 
