@@ -48,15 +48,11 @@ func newBlockCoder(dim int) *blockCoder {
 }
 
 // filled is called after a row went to block k of d: a full block of a
-// coded domain goes to the coder. It reports whether the coder took it
-// (and so the block's move to disk).
-func (c *blockCoder) filled(d *domainIndex, k int) bool {
-	if d.blockRows(k) != arenaRows || !d.coded() || d.hasCodes() {
-		return false
-	}
+// coded domain goes to the coder.
+func (c *blockCoder) filled(d *domainIndex, k int) {
 	b := &d.blocks[k]
-	if b.disk != nil || b.codes != nil {
-		return false
+	if d.blockRows(k) != arenaRows || !d.coded() || d.hasCodes() || b.disk != nil || b.codes != nil {
+		return
 	}
 	job := &coderJob{d: d, k: k, vecs: b.vecs}
 	if d.vs.spilling {
@@ -68,7 +64,6 @@ func (c *blockCoder) filled(d *domainIndex, k int) bool {
 	}
 	c.done = append(c.done, job)
 	c.jobs <- job
-	return true
 }
 
 func (c *blockCoder) run() {
