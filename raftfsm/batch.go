@@ -120,11 +120,15 @@ type batchGate struct {
 	grown   []grownBlock // blocks with room made for the command's rows (reserve)
 	edges   []chunkCopy  // copies of the edge chunks a snapshot shares that the command changes
 
-	next atomic.Int64 // the next item to claim
-	done []atomic.Bool
-	mu   sync.Mutex
-	cond sync.Cond
-	wg   sync.WaitGroup
+	// order is the order items are claimed in: domain by domain, so that
+	// consecutive gates scan the same codes, still in a core's caches
+	// (items in command order jump between domains); secrets last.
+	order []int32
+	next  atomic.Int64 // the next place in order to claim
+	done  []atomic.Bool
+	mu    sync.Mutex
+	cond  sync.Cond
+	wg    sync.WaitGroup
 }
 
 // pregate runs the gates of a batchable command against the rows its
@@ -242,6 +246,15 @@ func newBatchGate(dim int, t *tenant, items []WriteItem) *batchGate {
 		p := b.pos[i]
 		b.dots[i], flat = flat[:p:p], flat[p:]
 	}
+	b.order = make([]int32, 0, n)
+	for _, m := range b.members {
+		b.order = append(b.order, m...)
+	}
+	for i := range items {
+		if b.group[i] < 0 {
+			b.order = append(b.order, int32(i))
+		}
+	}
 	return b
 }
 
@@ -265,10 +278,11 @@ func (b *batchGate) start() {
 
 // claim gates the next unclaimed item; false when none is left.
 func (b *batchGate) claim(g *gate) bool {
-	i := int(b.next.Add(1) - 1)
-	if i >= len(b.items) {
+	k := int(b.next.Add(1) - 1)
+	if k >= len(b.order) {
 		return false
 	}
+	i := int(b.order[k])
 	if gi := b.group[i]; gi >= 0 {
 		vec := b.items[i].Vector
 		b.near[i], b.cos[i] = g.nearest(b.pre[i], vec, nil, b.split)

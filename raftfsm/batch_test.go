@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -252,5 +253,34 @@ func TestBatchCopiesSharedEdges(t *testing.T) {
 	}
 	if snapped.StateHash() != plain.StateHash() {
 		t.Fatal("the states differ")
+	}
+}
+
+// TestBatchClaimsDomainByDomain checks the order a batch's gates are
+// claimed in: every item once, a domain's items one after another in
+// command order, domains in the order they first appear, secrets last.
+func TestBatchClaimsDomainByDomain(t *testing.T) {
+	const dim = 16
+	rng := rand.New(rand.NewSource(4))
+	cmd := numberedBatch(rng, dim, 0, 12, func(j int) (string, []string) {
+		return []string{"b", "a", "c"}[j%3], nil
+	})
+	cmd.Items[4].Type, cmd.Items[4].Vector = Secret, nil
+	cmd.Items[9].Type, cmd.Items[9].Vector = Secret, nil
+	b := newBatchGate(dim, newTenant("org", New(dim).vs), cmd.Items)
+	want := []int32{0, 3, 6, 1, 7, 10, 2, 5, 8, 11, 4, 9}
+	if !slices.Equal(b.order, want) {
+		t.Fatalf("claim order %v, want %v", b.order, want)
+	}
+	b.start()
+	g := getGate(dim)
+	for b.claim(g) {
+	}
+	putGate(g)
+	b.wg.Wait()
+	for i := range cmd.Items {
+		if !b.done[i].Load() {
+			t.Fatalf("item %d never gated", i)
+		}
 	}
 }
