@@ -40,7 +40,7 @@
 //     the only voter of its latest configuration), and no wait for commands
 //     committed but not yet applied: none of them is acknowledged, since a
 //     command's result comes from the leader's apply. A follower's read
-//     (LeaderReadIndex, WaitIndex) still waits for the leader's commit index.
+//     (LeaderReadIndex, WaitIndex) waits for the leader's applied index.
 //   - The data of a command entry is one command (every entry written before
 //     group commit is) or an envelope, whose first byte is 0xFF. No command
 //     type uses that byte (raftfsm uses 1-9, the meta group's commands stay

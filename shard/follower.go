@@ -10,18 +10,19 @@ import (
 
 // LeaderReadIndex is ReadIndex run on the leader for a read served by a
 // follower: it returns an index that the follower must apply before it
-// reads, covering every command committed before the call.
+// reads, covering every command acknowledged before the call. That is the
+// index of the last command the leader applied once ReadIndex returns: as
+// for a read on the leader, every acknowledged command is in its state
+// then, and a command committed but not yet applied is concurrent with the
+// read. The commit index it returned before made a follower's read under
+// batched writes wait for the batches queued for apply on the leader.
 func (g *Group) LeaderReadIndex(ctx context.Context) (uint64, error) {
 	ctx, cancel := withDefaultTimeout(ctx)
 	defer cancel()
-	ci := g.raft.CommitIndex()
 	if err := g.readIndex(ctx); err != nil {
 		return 0, fmt.Errorf("cannot read group %d: %w", g.id, err)
 	}
-	if now := g.raft.CommitIndex(); now > ci {
-		ci = now
-	}
-	return ci, nil
+	return g.fsm.applied(), nil
 }
 
 // WaitIndex waits until this replica has applied every command with index

@@ -190,6 +190,49 @@ func TestReadIndexDoesNotWaitForUnacknowledged(t *testing.T) {
 	}
 }
 
+// TestLeaderReadIndexOmitsUnacknowledged checks that the index a follower's
+// read waits for covers the acknowledged commands and not one committed but
+// still being applied on the leader.
+func TestLeaderReadIndexOmitsUnacknowledged(t *testing.T) {
+	n := newTestNode(t, "n1", t.TempDir())
+	sm := &gatedKV{kvSM: newKV(), entered: make(chan struct{}), release: make(chan struct{})}
+	g := startGroup(t, n, GroupConfig{ID: 1, Bootstrap: true}, sm)
+	waitLeader(t, g)
+	propose(t, g, "x=1")
+	acked, err := g.LeaderReadIndex(testCtx(t))
+	if err != nil {
+		t.Fatalf("first LeaderReadIndex: %v", err)
+	}
+	if acked == 0 || acked != g.fsm.applied() {
+		t.Fatalf("LeaderReadIndex = %d, applied %d", acked, g.fsm.applied())
+	}
+	var once sync.Once
+	release := func() { once.Do(func() { close(sm.release) }) }
+	t.Cleanup(release)
+	slow := make(chan error, 1)
+	go func() {
+		_, err := g.Propose(testCtx(t), []byte("slow=1"))
+		slow <- err
+	}()
+	<-sm.entered // committed, and being applied
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	idx, err := g.LeaderReadIndex(ctx)
+	if err != nil {
+		t.Fatalf("LeaderReadIndex while a command is being applied: %v", err)
+	}
+	if ci := g.Raft().CommitIndex(); idx != acked || ci <= idx {
+		t.Fatalf("LeaderReadIndex = %d while the slow command (commit index %d) applies, want %d", idx, ci, acked)
+	}
+	release()
+	if err := <-slow; err != nil {
+		t.Fatalf("Propose(slow=1): %v", err)
+	}
+	if idx, err = g.LeaderReadIndex(testCtx(t)); err != nil || idx <= acked {
+		t.Fatalf("LeaderReadIndex after the slow command = %d, %v; want more than %d", idx, err, acked)
+	}
+}
+
 func TestRestartRestoresSnapshotAndLog(t *testing.T) {
 	dir := t.TempDir()
 	cfg := GroupConfig{ID: 2, Bootstrap: true, SnapshotThreshold: 16, SnapshotInterval: 50 * time.Millisecond, TrailingLogs: 8}
