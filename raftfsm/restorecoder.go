@@ -25,8 +25,6 @@ type blockCoder struct {
 	free chan []float32 // rows of blocks written to disk, for reuse
 	done []*coderJob
 	wg   sync.WaitGroup
-	// spare holds, by capacity, memory blocks outgrew (room).
-	spare map[int][][]float32
 }
 
 // coderJob is block k of d, full, with its rows; codes and (when disk is
@@ -84,31 +82,18 @@ func (c *blockCoder) run() {
 }
 
 // room is called before a row goes to d, with left rows of the tenant
-// still to read (this one included), and makes room for it in memory the
-// restore already touched where it can. Once the state spills, a row that
+// still to read (this one included). Once the state spills, a row that
 // starts a block after the domain's first, with enough rows left to fill
-// it, starts a whole block (in the rows of a block written to disk when
-// some are at hand): its rows go to disk, full or at the end (spillAll),
-// so no room stays unused. A block that must grow moves to spare memory
-// another block outgrew. Fresh memory costs its page faults, and a restore
-// of blocks growing by doubling allocated twice the rows it held.
+// it, starts a whole block instead of one doubling from nothing (fresh
+// memory costs its page faults), in the rows of a block written to disk
+// when some are at hand: its rows go to disk, full or at the end
+// (spillAll), so no room stays unused.
 func (c *blockCoder) room(d *domainIndex, left int) {
-	i := len(d.rows)
-	k := i / arenaRows
-	switch {
-	case k == len(d.blocks) && k > 0 && left >= arenaRows && d.vs.spilling:
+	k := len(d.rows) / arenaRows
+	if k == len(d.blocks) && k > 0 && left >= arenaRows && d.vs.spilling {
 		b := d.newBlock(c.dim)
 		b.vecs = c.whole()
 		d.blocks = append(d.blocks, b)
-	case k < len(d.blocks):
-		b := &d.blocks[k]
-		if b.disk != nil || len(b.vecs)+c.dim <= cap(b.vecs) {
-			return
-		}
-		grown := c.spareRows(max(len(b.vecs)+c.dim, min(2*cap(b.vecs), arenaRows*c.dim)))
-		grown = append(grown, b.vecs...)
-		c.keep(b.vecs[:0])
-		b.vecs = grown
 	}
 }
 
@@ -123,35 +108,9 @@ func (c *blockCoder) whole() []float32 {
 	}
 }
 
-// spareRows returns empty rows of capacity n: memory a growing block left
-// behind when there is some, else fresh.
-func (c *blockCoder) spareRows(n int) []float32 {
-	if l := c.spare[n]; len(l) > 0 {
-		v := l[len(l)-1]
-		c.spare[n] = l[:len(l)-1]
-		return v
-	}
-	return make([]float32, 0, n)
-}
-
-// keep sets aside memory a block outgrew, up to spareKept of a capacity.
-func (c *blockCoder) keep(v []float32) {
-	if cap(v) == 0 || len(c.spare[cap(v)]) >= spareKept {
-		return
-	}
-	if c.spare == nil {
-		c.spare = make(map[int][][]float32)
-	}
-	c.spare[cap(v)] = append(c.spare[cap(v)], v)
-}
-
-// spareKept bounds the outgrown blocks of one capacity a restore keeps.
-const spareKept = 8
-
 // finish waits for the coder and puts its blocks' codes, and the blocks
 // it wrote to disk, in place.
 func (c *blockCoder) finish() {
-	c.spare = nil
 	if c.jobs == nil {
 		return
 	}

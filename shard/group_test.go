@@ -143,28 +143,42 @@ func (s *gatedKV) Apply(index uint64, cmd []byte) any {
 	return s.kvSM.Apply(index, cmd)
 }
 
-// TestReadIndexDoesNotWaitForUnacknowledged checks that a read waits for no
-// command that is committed but still being applied (none of its
-// proposers has its result yet, so the read may precede it), and that it
-// reflects every command acknowledged before it.
-func TestReadIndexDoesNotWaitForUnacknowledged(t *testing.T) {
+// gatedGroup starts a single-node group whose state machine can hold a
+// command inside its apply (gatedKV), with x=1 applied.
+func gatedGroup(t *testing.T) (*Group, *gatedKV) {
 	n := newTestNode(t, "n1", t.TempDir())
 	sm := &gatedKV{kvSM: newKV(), entered: make(chan struct{}), release: make(chan struct{})}
 	g := startGroup(t, n, GroupConfig{ID: 1, Bootstrap: true}, sm)
 	waitLeader(t, g)
 	propose(t, g, "x=1")
-	if err := g.ReadIndex(testCtx(t)); err != nil { // this term's barrier
-		t.Fatalf("first ReadIndex: %v", err)
-	}
+	return g, sm
+}
+
+// applySlow proposes slow=1 and returns once it is committed and held inside
+// its apply: slow gets its Propose's error, release lets the apply return.
+func applySlow(t *testing.T, g *Group, sm *gatedKV) (slow chan error, release func()) {
 	var once sync.Once
-	release := func() { once.Do(func() { close(sm.release) }) }
+	release = func() { once.Do(func() { close(sm.release) }) }
 	t.Cleanup(release) // before the node closes: its apply must return
-	slow := make(chan error, 1)
+	slow = make(chan error, 1)
 	go func() {
 		_, err := g.Propose(testCtx(t), []byte("slow=1"))
 		slow <- err
 	}()
-	<-sm.entered // committed, and being applied
+	<-sm.entered
+	return slow, release
+}
+
+// TestReadIndexDoesNotWaitForUnacknowledged checks that a read waits for no
+// command that is committed but still being applied (none of its
+// proposers has its result yet, so the read may precede it), and that it
+// reflects every command acknowledged before it.
+func TestReadIndexDoesNotWaitForUnacknowledged(t *testing.T) {
+	g, sm := gatedGroup(t)
+	if err := g.ReadIndex(testCtx(t)); err != nil { // this term's barrier
+		t.Fatalf("first ReadIndex: %v", err)
+	}
+	slow, release := applySlow(t, g, sm)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := g.ReadIndex(ctx); err != nil {
@@ -194,11 +208,7 @@ func TestReadIndexDoesNotWaitForUnacknowledged(t *testing.T) {
 // read waits for covers the acknowledged commands and not one committed but
 // still being applied on the leader.
 func TestLeaderReadIndexOmitsUnacknowledged(t *testing.T) {
-	n := newTestNode(t, "n1", t.TempDir())
-	sm := &gatedKV{kvSM: newKV(), entered: make(chan struct{}), release: make(chan struct{})}
-	g := startGroup(t, n, GroupConfig{ID: 1, Bootstrap: true}, sm)
-	waitLeader(t, g)
-	propose(t, g, "x=1")
+	g, sm := gatedGroup(t)
 	acked, err := g.LeaderReadIndex(testCtx(t))
 	if err != nil {
 		t.Fatalf("first LeaderReadIndex: %v", err)
@@ -206,15 +216,7 @@ func TestLeaderReadIndexOmitsUnacknowledged(t *testing.T) {
 	if acked == 0 || acked != g.fsm.applied() {
 		t.Fatalf("LeaderReadIndex = %d, applied %d", acked, g.fsm.applied())
 	}
-	var once sync.Once
-	release := func() { once.Do(func() { close(sm.release) }) }
-	t.Cleanup(release)
-	slow := make(chan error, 1)
-	go func() {
-		_, err := g.Propose(testCtx(t), []byte("slow=1"))
-		slow <- err
-	}()
-	<-sm.entered // committed, and being applied
+	slow, release := applySlow(t, g, sm)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	idx, err := g.LeaderReadIndex(ctx)
