@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hebbdb/hebb/vecmath"
 )
@@ -15,7 +16,7 @@ import (
 
 // parallelRows is the number of rows in scope from which a search splits
 // its scans over GOMAXPROCS goroutines.
-const parallelRows = 32768
+var parallelRows = 32768 // a variable for tests
 
 // coding is the quantizer of one dimension, a pool of searchers (their
 // scratch is sized by the largest search they ran) and one of write gates
@@ -61,8 +62,12 @@ func quantizer(dim int) *vecmath.Quantizer { return codingFor(dim).q }
 // searchDomains runs a quantised search over the domains' blocks, asking
 // weight for each row's weight (opt.Weight is set here), and calls hit for
 // every row it returns (score order). Domains below the size that keeps
-// codes are scanned exactly inside the same search.
-func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.SearchOptions,
+// codes are scanned exactly inside the same search; a search spreads its
+// scans over the cores when spreads says so. idle, when not nil, runs
+// once on another goroutine: on a helper of the first spread scan once
+// that has no task left for it (fanoutThen), or, when the search did not
+// spread, on a goroutine of its own once the search is done.
+func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.SearchOptions, idle func(),
 	weight func(a *Atom) (float32, bool), hit func(d *domainIndex, a *Atom, h vecmath.Hit)) {
 	c := codingFor(dim)
 	ds := c.pool.Get().(*domainSearch)
@@ -86,19 +91,51 @@ func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.Sea
 		o := owners[seg]
 		return weight(o.d.rows[o.base+row])
 	}
-	if rows >= parallelRows && runtime.GOMAXPROCS(0) > 1 {
-		opt.Fanout = fanout
+	opt.Fanout = nil
+	if spreads(rows) {
+		opt.Fanout = func(n int, task func(i int)) {
+			then := idle
+			idle = nil // the first scan's helpers only
+			fanoutThen(n, task, then)
+		}
 	}
 	for _, h := range s.Search(vec, segs, opt) {
 		o := owners[h.Seg]
 		hit(o.d, o.d.rows[o.base+h.Row], h)
 	}
+	if idle != nil {
+		go idle()
+	}
 }
+
+// spreads reports whether a search of rows rows spreads its scans over the
+// cores.
+func spreads(rows int) bool { return rows >= parallelRows && runtime.GOMAXPROCS(0) > 1 }
 
 // fanout runs task(0..n-1) on up to GOMAXPROCS goroutines, the caller's
 // included, and returns when all are done.
-func fanout(n int, task func(i int)) {
-	var next atomic.Int64
+func fanout(n int, task func(i int)) { fanoutThen(n, task, nil) }
+
+// spinFor is how long fanoutThen's caller yields, waiting for the tasks
+// its helpers took, before it blocks: a few tasks' time.
+const spinFor = 200 * time.Microsecond
+
+// fanoutThen is fanout that also runs then (when not nil), once, on
+// another goroutine: the first helper goroutine that finds no task left
+// runs it before it exits (a goroutine of its own does when n leaves no
+// room for helpers); the caller does not wait for it, nor for a helper that
+// started too late to take a task.
+//
+// A core that parks (its goroutine blocks and finds nothing else to run)
+// can take a few hundred microseconds to wake on a VM: a search's stages
+// after its scan, started as goroutines once the scan was done, used to
+// wait that long for the core its scan helper had just left. So the
+// caller, done with its own tasks, yields while helpers finish theirs (a
+// task is a few tens of microseconds) rather than parking, and work that
+// can start when the scan ends goes to a helper, which is running then.
+func fanoutThen(n int, task func(i int), then func()) {
+	var next, finished atomic.Int64
+	done := make(chan struct{})
 	work := func() {
 		for {
 			i := int(next.Add(1) - 1)
@@ -106,14 +143,33 @@ func fanout(n int, task func(i int)) {
 				return
 			}
 			task(i)
+			if finished.Add(1) == int64(n) {
+				close(done)
+			}
 		}
 	}
-	var wg sync.WaitGroup
-	for range min(n, runtime.GOMAXPROCS(0)) - 1 {
-		wg.Go(work)
+	var ran atomic.Bool
+	helpers := min(n, runtime.GOMAXPROCS(0)) - 1
+	for range helpers {
+		go func() {
+			work()
+			if then != nil && ran.CompareAndSwap(false, true) {
+				then()
+			}
+		}()
+	}
+	if helpers <= 0 && then != nil {
+		go then()
 	}
 	work()
-	wg.Wait()
+	deadline := time.Now().Add(spinFor)
+	for spin := 1; finished.Load() < int64(n); spin++ {
+		if spin%16 == 0 && time.Now().After(deadline) {
+			<-done
+			return
+		}
+		runtime.Gosched()
+	}
 }
 
 // noFloor is the floor of a search that keeps every score.

@@ -1,6 +1,10 @@
 package raftfsm
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/hebbdb/hebb/vecmath"
+)
 
 // scratch is one read's working memory, pooled: a read in a tenant of
 // 100k atoms otherwise allocates some 350 KB of maps and slices (postings
@@ -9,12 +13,16 @@ import "sync"
 type scratch struct {
 	byAtom  map[*Atom]int      // ranked: candidate index of each atom scored
 	counted map[*Atom]int32    // countMatches: index in order
-	order   []*Atom            // countMatches: atoms in first-seen order
-	matched []int32            // countMatches: query concepts each carries
+	found   []tally            // countMatches: atoms in first-seen order
 	fresh   []fresh            // conceptMatches: atoms outside the semantic pool
 	cands   []candidate        // ranked
-	hebb    map[*Atom]int32    // hebbian: index in hcands
-	hcands  []candidate        // hebbian: each atom's best score so far
+	hebb    map[*Atom]int32    // hebbian (reach): index in reached
+	reached []reached          // hebbian: the atoms reached
+	bcodes  []*vecmath.Codes   // hebbian (bound): the codes of each row bounded
+	brows   []int32            // hebbian (bound): the rows bounded
+	bat     []int32            // hebbian (bound): each row's index in reached
+	bubs    []float32          // hebbian (bound): each row's bound
+	hcands  []candidate        // hebbian: the atoms scored
 	sinks   [2]AtomType        // countMatches and hebbian: what prefetchAhead read
 	rows    [2][]float32       // per stage (mainStage, assocStage): a row read from disk
 	seated  map[*Atom]bool     // Read: atoms given a place in the answer
@@ -28,6 +36,7 @@ type scratch struct {
 // not score, with its concept score and that score's relevance.
 type fresh struct {
 	a   *Atom
+	id  ID // a's, not to read a again to break ties
 	cs  float64
 	rel float64
 }
@@ -51,7 +60,8 @@ func getScratch() *scratch { return scratches.Get().(*scratch) }
 
 // putScratch empties sc (maps keep their room) and pools it.
 func putScratch(sc *scratch) {
-	if cap(sc.cands) > scratchCap || cap(sc.hcands) > scratchCap || cap(sc.order) > scratchCap {
+	if cap(sc.cands) > scratchCap || cap(sc.hcands) > scratchCap || cap(sc.found) > scratchCap ||
+		cap(sc.reached) > scratchCap {
 		return
 	}
 	clear(sc.byAtom)
@@ -63,7 +73,9 @@ func putScratch(sc *scratch) {
 	clear(sc.names) // drop the references, keep the room
 	clear(sc.doms)
 	sc.names, sc.doms = sc.names[:0], sc.doms[:0]
-	sc.order, sc.matched, sc.fresh = sc.order[:0], sc.matched[:0], sc.fresh[:0]
+	sc.found, sc.fresh = sc.found[:0], sc.fresh[:0]
 	sc.cands, sc.hcands = sc.cands[:0], sc.hcands[:0]
+	clear(sc.reached[:cap(sc.reached)]) // no atom stays reachable from the pool
+	sc.reached = sc.reached[:0]
 	scratches.Put(sc)
 }

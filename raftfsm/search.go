@@ -101,11 +101,12 @@ type search struct {
 	// Stages that do not depend on the semantic ranking run beside it
 	// (start): the query concepts' postings counted, and the associations
 	// scored without knowing which atoms the ranking seats.
-	pending       startArgs // start's arguments until kickoff calls it
+	side          sideArgs
+	started       bool // kickoff started the side stages
+	helped        bool // the scan's helper runs them (helper)
 	counting      sync.WaitGroup
-	countingAhead bool // countMatches runs beside the ranking (start)
-	order         []*Atom
-	matched       []int32
+	countingAhead bool    // countMatches runs beside the ranking (plan)
+	found         []tally // what it found
 	associated    sync.WaitGroup
 	expanded      []string
 	assoc         []candidate // the best slots+wide associations, seated or not
@@ -186,8 +187,9 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	}
 	slots := (req.TopK + 3) / 4
 	// The other stages start once the ranking's scan has had every core
-	// (ranked calls s.kickoff then, or before it returns).
-	s.pending = startArgs{pool, slots, k, true}
+	// (its helper runs them, or ranked calls s.kickoff then, or before
+	// it returns).
+	s.plan(pool, slots, k)
 	defer s.counting.Wait()   // before the scratch goes back (deferred first)
 	defer s.associated.Wait() // likewise
 	main := s.ranked(pool)
@@ -227,40 +229,72 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	return res
 }
 
-// startArgs are start's arguments; set is false once start was called.
-type startArgs struct {
-	n, slots, seats int
-	set             bool
-}
+// sideArgs are the arguments of the stages beside the ranking (plan).
+type sideArgs struct{ n, slots, seats int }
 
-// kickoff calls start with the pending arguments, once; the ranking calls
-// it when its scan is done (vecmath.SearchOptions.Scanned), so that the
-// scan, the one part of a large search spread over the cores, has them to
-// itself, and these stages overlap the ranking's serial rest instead.
-func (s *search) kickoff() {
-	if p := s.pending; p.set {
-		s.pending.set = false
-		s.start(p.n, p.slots, p.seats)
-	}
-}
-
-// start runs, beside the semantic ranking, the stages that do not need it:
-// countMatches (when ranking n atoms with query concepts) and the
-// associations, scored for slots + seats places: the ranking seats at most
-// seats atoms, so the best slots of those left are among them (hebbian).
-func (s *search) start(n, slots, seats int) {
-	if n > 0 && len(s.req.Concepts) > 0 {
-		s.countingAhead = true
-		s.counting.Go(func() { s.order, s.matched = s.countMatches() })
+// plan records which stages run beside the semantic ranking and counts
+// them in their WaitGroups, before any can start: countMatches (when
+// ranking n atoms with query concepts) and the associations, scored for
+// slots + seats places: the ranking seats at most seats atoms, so the best
+// slots of those left are among them (hebbian).
+func (s *search) plan(n, slots, seats int) {
+	s.side = sideArgs{n, slots, seats}
+	s.countingAhead = n > 0 && len(s.req.Concepts) > 0
+	if s.countingAhead {
+		s.counting.Add(1)
 	}
 	if s.req.IncludeAssociations {
-		s.associated.Go(func() {
-			var weight map[string]float64
-			s.expanded, weight = s.expand()
-			if slots > 0 && len(s.expanded) > 0 {
-				s.assoc = s.hebbian(s.expanded, weight, slots+seats)
-			}
-		})
+		s.associated.Add(1)
+	}
+}
+
+// kickoff starts the side stages, each on a goroutine of its own, unless
+// they were started or a helper of the ranking's scan runs them (helper);
+// the ranking calls it when its scan is done (vecmath.SearchOptions.Scanned),
+// so that the scan, the one part of a large search spread over the
+// cores, has them to itself, and these stages overlap the ranking's
+// serial rest instead.
+func (s *search) kickoff() {
+	if s.helped || s.started {
+		return
+	}
+	s.started = true
+	if s.countingAhead {
+		go func() {
+			defer s.counting.Done()
+			s.found = s.countMatches()
+		}()
+	}
+	if s.req.IncludeAssociations {
+		go func() {
+			defer s.associated.Done()
+			s.associations()
+		}()
+	}
+}
+
+// helper runs the side stages, one after the other. A ranking whose scan
+// spreads over the cores hands it to the scan (searchDomains): a helper
+// goroutine that finds no scan task left runs it, a goroutine already
+// running where new ones waited for a core to wake (fanoutThen).
+func (s *search) helper() {
+	if s.countingAhead {
+		s.found = s.countMatches()
+		s.counting.Done()
+	}
+	if s.req.IncludeAssociations {
+		s.associations()
+		s.associated.Done()
+	}
+}
+
+// associations expands the query's concepts and scores the atoms they
+// reach (hebbian).
+func (s *search) associations() {
+	var weight map[string]float64
+	s.expanded, weight = s.expand()
+	if p := s.side; p.slots > 0 && len(s.expanded) > 0 {
+		s.assoc = s.hebbian(s.expanded, weight, p.slots+p.seats)
 	}
 }
 
@@ -374,6 +408,7 @@ func (s *search) ranked(n int) []candidate {
 	byAtom := sc.byAtom
 	var cands []candidate
 	if rows >= codedRows {
+		s.helped = spreads(rows)
 		cands = s.semanticCoded(doms, n, byAtom)
 	} else {
 		s.kickoff() // no scan to wait for
@@ -450,7 +485,11 @@ func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int)
 		return weight(a.Valence), true
 	}
 	cands := s.mem().cands[:0]
-	searchDomains(s.f.dim, s.req.Vector, doms, opt, eligible, func(d *domainIndex, a *Atom, h vecmath.Hit) {
+	var idle func()
+	if s.helped {
+		idle = s.helper
+	}
+	searchDomains(s.f.dim, s.req.Vector, doms, opt, idle, eligible, func(d *domainIndex, a *Atom, h vecmath.Hit) {
 		byAtom[a] = len(cands)
 		sim := float64(h.Sim)
 		cands = append(cands, s.score(a, d.memVec(a, s.f.dim), sim, s.semScore(sim), SourceSemantic))
@@ -522,24 +561,23 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 	if len(s.req.Concepts) == 0 {
 		return cands
 	}
-	var order []*Atom
-	var matched []int32
+	var found []tally
 	if s.countingAhead {
 		s.counting.Wait()
-		order, matched = s.order, s.matched
+		found = s.found
 	} else {
-		order, matched = s.countMatches()
+		found = s.countMatches()
 	}
 	out := s.mem().fresh[:0]
-	for j, a := range order {
-		cs := conceptScore(int(matched[j]), len(s.req.Concepts))
-		if i, ok := byAtom[a]; ok {
+	for _, f := range found {
+		cs := conceptScore(int(f.matched), len(s.req.Concepts))
+		if i, ok := byAtom[f.a]; ok {
 			if cs > s.semScore(cands[i].sim) {
-				cands[i] = s.score(a, cands[i].vec, cands[i].sim, cs, SourceConcept)
+				cands[i] = s.score(f.a, cands[i].vec, cands[i].sim, cs, SourceConcept)
 			}
 			continue
 		}
-		out = append(out, fresh{a: a, cs: cs, rel: cs * (1 + Alpha*a.Valence)})
+		out = append(out, fresh{a: f.a, id: f.id, cs: cs, rel: cs * f.w})
 	}
 	s.mem().fresh = out[:0] // keep the room it grew to
 	if len(out) > n {
@@ -550,7 +588,7 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 			if x.rel != y.rel {
 				return x.rel > y.rel
 			}
-			return compareID(x.a.ID, y.a.ID) < 0
+			return compareID(x.id, y.id) < 0
 		})
 	}
 	for _, f := range out {
@@ -565,37 +603,47 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 	return cands
 }
 
+// tally is an eligible atom countMatches found, with what conceptMatches
+// needs of it, read while the atom is in the cache of the core counting:
+// conceptMatches runs on the ranking's goroutine, often on the other core,
+// where reading a thousand atoms again took longer than counting them.
+type tally struct {
+	a       *Atom
+	id      ID
+	w       float64 // 1 + α·valence
+	matched int32   // query concepts it carries
+}
+
 // countMatches counts, for the newest maxPostingsRead postings of the query
-// concepts, how many query concepts each eligible atom carries: order is
-// the atoms in first-seen order, matched[i] the count of order[i].
-func (s *search) countMatches() (order []*Atom, matched []int32) {
+// concepts, how many query concepts each eligible atom carries: the atoms
+// in first-seen order.
+func (s *search) countMatches() []tally {
 	sc := s.mem()
-	order, matched = sc.order[:0], sc.matched[:0]
+	found := sc.found[:0]
 	clear(sc.counted)
-	defer func() { sc.order, sc.matched = order[:0], matched[:0] }()
+	defer func() { sc.found = found[:0] }()
 	read := 0
 	for _, c := range s.rarestFirst() {
 		list := s.t.postings[c]
 		end := max(len(list)-maxPostingsRead, 0)
 		for i := len(list) - 1; i >= end; i-- {
 			if read++; read > maxPostingsRead {
-				return order, matched
+				return found
 			}
 			sc.sinks[0] += prefetchAhead(list, i, end)
 			a := list[i]
 			if j, ok := sc.counted[a]; ok {
-				matched[j]++ // eligible: it was checked when first seen
+				found[j].matched++ // eligible: it was checked when first seen
 				continue
 			}
 			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
 				continue
 			}
-			sc.counted[a] = int32(len(order))
-			order = append(order, a)
-			matched = append(matched, 1)
+			sc.counted[a] = int32(len(found))
+			found = append(found, tally{a: a, id: a.ID, w: 1 + Alpha*a.Valence, matched: 1})
 		}
 	}
-	return order, matched
+	return found
 }
 
 // prefetchRun is how many postings a stage loads ahead (prefetchAhead).
@@ -744,53 +792,26 @@ func (s *search) expand() ([]string, map[string]float64) {
 }
 
 // hebbian scores the atoms carrying expanded concepts (score = weight ·
-// (0.5 + 0.5·max(sim, 0))) and returns the best slots of them above
-// min_relevance. Atoms whose bound (similarity 1) cannot reach the best
-// found so far are not scored.
+// (0.5 + 0.5·max(sim, 0)), with the strongest weight reaching the atom)
+// and returns the best slots of them above min_relevance. It scores them
+// best bound first, and stops at the first bound under the slots-th best
+// score found (or min_relevance): no atom left can place.
 func (s *search) hebbian(expanded []string, weight map[string]float64, slots int) []candidate {
 	sc := s.mem()
-	best := sc.hebb // atom -> its index in cands
-	clear(best)
-	cands := sc.hcands[:0]
+	h := s.reach(expanded, weight)
+	s.bound(h)
+	heapBound(h)
 	floor := newFloor(slots)
-	var bound codeBound
-	defer bound.done(s.f.dim)
-	read := 0
-	for _, c := range expanded {
-		w := weight[c]
-		// Newest first, bounded: a frequent concept must not turn one read
-		// into a scan of the tenant.
-		list := s.t.postings[c]
-		end := max(len(list)-maxAssocPerConcept, 0)
-		for i := len(list) - 1; i >= end; i-- {
-			if read++; read > maxAssocPostings {
-				break
-			}
-			sc.sinks[1] += prefetchAhead(list, i, end)
-			a := list[i]
-			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
-				continue
-			}
-			j, seen := best[a]
-			if !seen && w*(1+Alpha*a.Valence) < max(floor.min(), s.req.MinRelevance) {
-				continue // even a similarity of 1 could not place it (sim ≤ 1)
-			}
-			if !seen && bound.below(s, a, w, max(floor.min(), s.req.MinRelevance)) {
-				continue // its codes' bound cannot place it
-			}
-			if seen {
-				prev := cands[j]
-				if cand := s.score(a, prev.vec, prev.sim, w*(0.5+0.5*math.Max(s.semScore(prev.sim), 0)), SourceHebbian); cand.rel > prev.rel {
-					cands[j] = cand
-				}
-				continue
-			}
-			sim, vec := s.simOf(a, assocStage)
-			cand := s.score(a, vec, sim, w*(0.5+0.5*math.Max(s.semScore(sim), 0)), SourceHebbian)
-			best[a] = int32(len(cands))
-			cands = append(cands, cand)
-			floor.push(cand.rel)
-		}
+	cands := sc.hcands[:0]
+	for len(h) > 0 && h[0].bound >= max(floor.min(), s.req.MinRelevance) {
+		r := h[0]
+		h[0] = h[len(h)-1]
+		h = h[:len(h)-1]
+		siftBound(h, 0)
+		sim, vec := s.simOf(r.a, assocStage)
+		c := s.score(r.a, vec, sim, r.w*(0.5+0.5*math.Max(s.semScore(sim), 0)), SourceHebbian)
+		cands = append(cands, c)
+		floor.push(c.rel)
 	}
 	sc.hcands = cands[:0]
 	out := cands[:0]
@@ -804,38 +825,116 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 	return out
 }
 
-// codeBound spares hebbian the exact dot of rows that cannot place: a
-// row's 4-bit codes bound its similarity (vecmath.Bounder, prepared for the
-// query on first use), at an eighth of the row's bytes (and no read when the
-// row is on disk).
-type codeBound struct{ b *vecmath.Bounder }
-
-// below reports whether a, reached through an edge of weight w, provably
-// scores under floor (strictly, so not even a tie places it).
-func (db *codeBound) below(s *search, a *Atom, w, floor float64) bool {
-	d := s.t.domains[a.Domain]
-	blk := &d.blocks[int(a.slot)/arenaRows]
-	if blk.codes == nil || !d.coded() {
-		return false
-	}
-	if db.b == nil {
-		db.b = codingFor(s.f.dim).bounders.Get().(*vecmath.Bounder)
-		db.b.Prepare(s.req.Vector)
-	}
-	ub := float64(db.b.Upper(blk.codes, int(a.slot)%arenaRows))
-	return w*(0.5+0.5*math.Max(s.semScore(ub), 0))*(1+Alpha*a.Valence) < floor
+// reached is an atom the expanded concepts reach (hebbian).
+type reached struct {
+	a     *Atom
+	w     float64 // the strongest weight of the expanded concepts reaching it
+	bound float64 // its score cannot exceed this (bound)
 }
 
-func (db *codeBound) done(dim int) {
-	if db.b != nil {
-		codingFor(dim).bounders.Put(db.b)
+// reach lists the eligible atoms the expanded concepts reach through
+// their newest postings, each once, with the strongest weight reaching it.
+// The postings read are bounded: a frequent concept must not turn one
+// read into a scan of the tenant.
+func (s *search) reach(expanded []string, weight map[string]float64) []reached {
+	sc := s.mem()
+	at := sc.hebb // atom -> its index in out
+	clear(at)
+	out := sc.reached[:0]
+	read := 0
+	for _, c := range expanded {
+		w := weight[c]
+		list := s.t.postings[c]
+		end := max(len(list)-maxAssocPerConcept, 0)
+		for i := len(list) - 1; i >= end; i-- {
+			if read++; read > maxAssocPostings {
+				sc.reached = out
+				return out
+			}
+			sc.sinks[1] += prefetchAhead(list, i, end)
+			a := list[i]
+			if j, seen := at[a]; seen {
+				out[j].w = max(out[j].w, w)
+				continue
+			}
+			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
+				continue
+			}
+			at[a] = int32(len(out))
+			out = append(out, reached{a: a, w: w})
+		}
+	}
+	sc.reached = out
+	return out
+}
+
+// bound sets each reached atom's bound: its score were its similarity the
+// upper bound its row's 4-bit codes give (vecmath.Bounder), or 1 when the
+// row has none or the bound at 1 cannot reach min_relevance anyway. The
+// rows are bounded together (UpperEach): each is a few cache misses, which
+// one at a time were most of the stage.
+func (s *search) bound(rs []reached) {
+	sc := s.mem()
+	codes, rows, at := sc.bcodes[:0], sc.brows[:0], sc.bat[:0]
+	for i := range rs {
+		r := &rs[i]
+		r.bound = r.w * (1 + Alpha*r.a.Valence) // at similarity 1
+		if r.bound < s.req.MinRelevance {
+			continue
+		}
+		d := s.t.domains[r.a.Domain]
+		slot := int(r.a.slot)
+		if blk := &d.blocks[slot/arenaRows]; d.coded() && blk.codes != nil {
+			codes, rows, at = append(codes, blk.codes), append(rows, int32(slot%arenaRows)), append(at, int32(i))
+		}
+	}
+	if len(rows) > 0 {
+		ubs := slices.Grow(sc.bubs[:0], len(rows))[:len(rows)]
+		c := codingFor(s.f.dim)
+		b := c.bounders.Get().(*vecmath.Bounder)
+		b.Prepare(s.req.Vector)
+		b.UpperEach(codes, rows, ubs)
+		c.bounders.Put(b)
+		for k, i := range at {
+			r := &rs[i]
+			r.bound = r.w * (0.5 + 0.5*math.Max(s.semScore(float64(ubs[k])), 0)) * (1 + Alpha*r.a.Valence)
+		}
+		sc.bubs = ubs[:0]
+	}
+	for i := range rs {
+		if b := rs[i].bound; b != b {
+			rs[i].bound = math.Inf(1) // unknown: score it
+		}
+	}
+	clear(codes) // no block stays reachable from the pool
+	sc.bcodes, sc.brows, sc.bat = codes[:0], rows[:0], at[:0]
+}
+
+// heapBound orders rs as a heap of the largest bound first.
+func heapBound(rs []reached) {
+	for i := len(rs)/2 - 1; i >= 0; i-- {
+		siftBound(rs, i)
+	}
+}
+
+func siftBound(rs []reached, i int) {
+	for {
+		m := i
+		for _, c := range [2]int{2*i + 1, 2*i + 2} {
+			if c < len(rs) && rs[c].bound > rs[m].bound {
+				m = c
+			}
+		}
+		if m == i {
+			return
+		}
+		rs[i], rs[m] = rs[m], rs[i]
+		i = m
 	}
 }
 
 // scoreFloor tracks the slots-th best of the scores pushed (a min-heap of
-// the best slots). hebbian pushes each atom's first score, a lower bound of
-// the slots-th best relevance (an atom's score only grows when another
-// concept reaches it): below it nothing can place.
+// the best slots): hebbian's atoms whose bound is below it cannot place.
 type scoreFloor struct {
 	slots int
 	h     []float64

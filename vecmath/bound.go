@@ -13,6 +13,7 @@ type Bounder struct {
 	ready bool
 	row   [1]int32
 	dot   [1]int32
+	sink  byte // what UpperEach's loads read
 }
 
 // NewBounder returns a bounder of queries of q's dimension.
@@ -36,4 +37,40 @@ func (b *Bounder) Upper(c *Codes, row int) float32 {
 	DotInt4Rows(b.cq.q8, c.nib, b.row[:], b.dot[:])
 	_, ub := b.cq.est4(b.dot[0], c.s4[row], c.nrm[row])
 	return ub
+}
+
+// upperRun is how many rows UpperEach loads ahead of bounding them.
+const upperRun = 16
+
+// UpperEach sets out[i] to Upper(codes[i], rows[i]) for every i. Rows
+// scattered over memory are each a few cache misses: it reads upperRun
+// rows' bytes in a loop whose loads do not depend on each other, so the
+// CPU fetches them in parallel, before it bounds them one by one.
+func (b *Bounder) UpperEach(codes []*Codes, rows []int32, out []float32) {
+	if len(rows) != len(codes) || len(out) < len(rows) {
+		panic("vecmath: UpperEach lengths differ")
+	}
+	for from := 0; from < len(rows); from += upperRun {
+		to := min(from+upperRun, len(rows))
+		b.sink += touchRows(codes[from:to], rows[from:to])
+		for i := from; i < to; i++ {
+			out[i] = b.Upper(codes[i], int(rows[i]))
+		}
+	}
+}
+
+// touchRows reads one byte of every cache line of the rows' 4-bit codes
+// and their factors; the sum only keeps the loads.
+func touchRows(codes []*Codes, rows []int32) (sum byte) {
+	for i, c := range codes {
+		r := int(rows[i])
+		nb := c.nibBytes()
+		row := c.nib[r*nb : (r+1)*nb]
+		for off := 0; off < len(row); off += 64 {
+			sum += row[off]
+		}
+		sum += row[len(row)-1] // the row may start inside a line
+		sum += byte(math.Float32bits(c.s4[r])) + byte(math.Float32bits(c.nrm[r]))
+	}
+	return sum
 }
