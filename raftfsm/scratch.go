@@ -11,25 +11,25 @@ import (
 // counted, candidates scored), and the collector cycles that garbage
 // causes are what a read's tail latency waits behind.
 type scratch struct {
-	byAtom  map[*Atom]int      // ranked: candidate index of each atom scored
-	counted map[*Atom]int32    // countMatches: index in order
-	found   []tally            // countMatches: atoms in first-seen order
-	fresh   []fresh            // conceptMatches: atoms outside the semantic pool
-	cands   []candidate        // ranked
-	hebb    map[*Atom]int32    // hebbian (reach): index in reached
-	reached []reached          // hebbian: the atoms reached
-	bcodes  []*vecmath.Codes   // hebbian (bound): the codes of each row bounded
-	brows   []int32            // hebbian (bound): the rows bounded
-	bat     []int32            // hebbian (bound): each row's index in reached
-	bubs    []float32          // hebbian (bound): each row's bound
-	hcands  []candidate        // hebbian: the atoms scored
-	sinks   [2]AtomType        // countMatches and hebbian: what prefetchAhead read
-	rows    [2][]float32       // per stage (mainStage, assocStage): a row read from disk
-	seated  map[*Atom]bool     // Read: atoms given a place in the answer
-	names   []string           // domainNames
-	doms    []*domainIndex     // ranked: the domains of names
-	weight  map[string]float64 // expand: each expanded concept's edge weight
-	query   map[string]bool    // expand: the query's concepts
+	byAtom   map[*Atom]int      // ranked: candidate index of each atom scored
+	counted  atomIndex          // countMatches: index in found
+	found    []tally            // countMatches: atoms in first-seen order
+	fresh    []fresh            // conceptMatches: atoms outside the semantic pool
+	cands    []candidate        // ranked
+	reaching atomIndex          // hebbian (reach): index in reached
+	reached  []reached          // hebbian: the atoms reached
+	bcodes   []*vecmath.Codes   // hebbian (bound): the codes of each row bounded
+	brows    []int32            // hebbian (bound): the rows bounded
+	bat      []int32            // hebbian (bound): each row's index in reached
+	bubs     []float32          // hebbian (bound): each row's bound
+	hcands   []candidate        // hebbian: the atoms scored
+	sinks    [2]AtomType        // countMatches and hebbian: what prefetchAhead read
+	rows     [2][]float32       // per stage (mainStage, assocStage): a row read from disk
+	seated   map[*Atom]bool     // Read: atoms given a place in the answer
+	names    []string           // domainNames
+	doms     []*domainIndex     // ranked: the domains of names
+	weight   map[string]float64 // expand: each expanded concept's edge weight
+	query    map[string]bool    // expand: the query's concepts
 }
 
 // fresh is an atom carrying query concepts that the semantic stage did
@@ -47,12 +47,10 @@ const scratchCap = 1 << 14
 
 var scratches = sync.Pool{New: func() any {
 	return &scratch{
-		byAtom:  make(map[*Atom]int, 64),
-		counted: make(map[*Atom]int32, maxPostingsRead),
-		hebb:    make(map[*Atom]int32, maxAssocPostings),
-		seated:  make(map[*Atom]bool, 16),
-		weight:  make(map[string]float64, 16),
-		query:   make(map[string]bool, 16),
+		byAtom: make(map[*Atom]int, 64),
+		seated: make(map[*Atom]bool, 16),
+		weight: make(map[string]float64, 16),
+		query:  make(map[string]bool, 16),
 	}
 }}
 
@@ -65,8 +63,8 @@ func putScratch(sc *scratch) {
 		return
 	}
 	clear(sc.byAtom)
-	clear(sc.counted)
-	clear(sc.hebb)
+	sc.counted.release()
+	sc.reaching.release()
 	clear(sc.seated)
 	clear(sc.weight)
 	clear(sc.query)

@@ -620,7 +620,8 @@ type tally struct {
 func (s *search) countMatches() []tally {
 	sc := s.mem()
 	found := sc.found[:0]
-	clear(sc.counted)
+	at := &sc.counted // atom -> its index in found; -1: not eligible
+	at.reset(maxPostingsRead)
 	defer func() { sc.found = found[:0] }()
 	read := 0
 	for _, c := range s.rarestFirst() {
@@ -632,15 +633,15 @@ func (s *search) countMatches() []tally {
 			}
 			sc.sinks[0] += prefetchAhead(list, i, end)
 			a := list[i]
-			if j, ok := sc.counted[a]; ok {
-				found[j].matched++ // eligible: it was checked when first seen
-				continue
+			switch j, seen := at.slot(a, int32(len(found))); {
+			case seen && *j >= 0:
+				found[*j].matched++ // eligible: it was checked when first seen
+			case seen:
+			case s.seated[a] || !s.inScope(a) || !s.visible(a):
+				*j = -1
+			default:
+				found = append(found, tally{a: a, id: a.ID, w: 1 + Alpha*a.Valence, matched: 1})
 			}
-			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
-				continue
-			}
-			sc.counted[a] = int32(len(found))
-			found = append(found, tally{a: a, id: a.ID, w: 1 + Alpha*a.Valence, matched: 1})
 		}
 	}
 	return found
@@ -838,8 +839,8 @@ type reached struct {
 // read into a scan of the tenant.
 func (s *search) reach(expanded []string, weight map[string]float64) []reached {
 	sc := s.mem()
-	at := sc.hebb // atom -> its index in out
-	clear(at)
+	at := &sc.reaching // atom -> its index in out; -1: not eligible
+	at.reset(maxAssocPostings)
 	out := sc.reached[:0]
 	read := 0
 	for _, c := range expanded {
@@ -853,15 +854,15 @@ func (s *search) reach(expanded []string, weight map[string]float64) []reached {
 			}
 			sc.sinks[1] += prefetchAhead(list, i, end)
 			a := list[i]
-			if j, seen := at[a]; seen {
-				out[j].w = max(out[j].w, w)
-				continue
+			switch j, seen := at.slot(a, int32(len(out))); {
+			case seen && *j >= 0:
+				out[*j].w = max(out[*j].w, w)
+			case seen:
+			case s.seated[a] || !s.inScope(a) || !s.visible(a):
+				*j = -1
+			default:
+				out = append(out, reached{a: a, w: w})
 			}
-			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
-				continue
-			}
-			at[a] = int32(len(out))
-			out = append(out, reached{a: a, w: w})
 		}
 	}
 	sc.reached = out
