@@ -99,7 +99,7 @@ type search struct {
 	sc     *scratch // pooled working memory; nil: allocated on first use
 
 	// Stages that do not depend on the semantic ranking run beside it
-	// (start): the query concepts' postings counted, and the associations
+	// (plan): the query concepts' postings counted, and the associations
 	// scored without knowing which atoms the ranking seats.
 	side          sideArgs
 	started       bool // kickoff started the side stages
