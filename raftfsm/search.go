@@ -260,16 +260,10 @@ func (s *search) kickoff() {
 	}
 	s.started = true
 	if s.countingAhead {
-		go func() {
-			defer s.counting.Done()
-			s.found = s.countMatches()
-		}()
+		go s.countStage()
 	}
 	if s.req.IncludeAssociations {
-		go func() {
-			defer s.associated.Done()
-			s.associations()
-		}()
+		go s.assocStage()
 	}
 }
 
@@ -279,18 +273,23 @@ func (s *search) kickoff() {
 // running where new ones waited for a core to wake (fanoutThen).
 func (s *search) helper() {
 	if s.countingAhead {
-		s.found = s.countMatches()
-		s.counting.Done()
+		s.countStage()
 	}
 	if s.req.IncludeAssociations {
-		s.associations()
-		s.associated.Done()
+		s.assocStage()
 	}
 }
 
-// associations expands the query's concepts and scores the atoms they
-// reach (hebbian).
-func (s *search) associations() {
+// countStage counts the query concepts' postings (countMatches).
+func (s *search) countStage() {
+	defer s.counting.Done()
+	s.found = s.countMatches()
+}
+
+// assocStage expands the query's concepts and scores the atoms they reach
+// (hebbian).
+func (s *search) assocStage() {
+	defer s.associated.Done()
 	var weight map[string]float64
 	s.expanded, weight = s.expand()
 	if p := s.side; p.slots > 0 && len(s.expanded) > 0 {
