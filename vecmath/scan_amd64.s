@@ -2,6 +2,23 @@
 
 #include "textflag.h"
 
+// PAIR looks up one pair of nibble positions at byte offset off of the
+// codes (R11) and tables (R10) and accumulates it into Y0 and Y1 (see
+// scanBitsAVX2); a, b, c and d are scratch registers.
+#define PAIR(off, a, b, c, d) \
+	VMOVDQU        off(R11), a; \
+	VPSRLW         $4, a, b; \
+	VPAND          Y15, a, a; \
+	VPAND          Y15, b, b; \
+	VBROADCASTI128 off(R10), c; \
+	VBROADCASTI128 off+16(R10), d; \
+	VPSHUFB        a, c, c; \
+	VPSHUFB        b, d, d; \
+	VPADDB         d, c, c; \
+	VPADDW         c, Y0, Y0; \
+	VPSRLW         $8, c, c; \
+	VPADDW         c, Y1, Y1
+
 // func scanBitsAVX2(lut, codes *byte, blocks, pairs, stride int, out *uint16)
 //
 // Per block of 32 rows and per pair of nibble positions: split the 32 code
@@ -10,7 +27,8 @@
 // (at most 240) and accumulate them as 16-bit words. Y0 sums whole words
 // (even row + 256 * odd row, wrapping) and Y1 sums the high bytes (odd
 // rows), so even rows are Y0 - Y1<<8. The two are interleaved back into row
-// order and stored as 32 uint16.
+// order and stored as 32 uint16. Pairs are taken one at a time until a
+// multiple of four is left, then four at a time.
 TEXT ·scanBitsAVX2(SB), NOSPLIT, $0-48
 	MOVQ lut+0(FP), SI
 	MOVQ codes+8(FP), DI
@@ -29,23 +47,29 @@ block:
 	MOVQ  DI, R11
 	MOVQ  DX, R12
 
-pair:
-	VMOVDQU        (R11), Y2
-	VPSRLW         $4, Y2, Y3
-	VPAND          Y15, Y2, Y2
-	VPAND          Y15, Y3, Y3
-	VBROADCASTI128 (R10), Y4
-	VBROADCASTI128 16(R10), Y5
-	VPSHUFB        Y2, Y4, Y4
-	VPSHUFB        Y3, Y5, Y5
-	VPADDB         Y5, Y4, Y4
-	VPADDW         Y4, Y0, Y0
-	VPSRLW         $8, Y4, Y4
-	VPADDW         Y4, Y1, Y1
-	ADDQ           $32, R10
-	ADDQ           $32, R11
-	DECQ           R12
-	JNZ            pair
+	TESTQ $3, R12
+	JZ    pair4
+
+pair1:
+	PAIR(0, Y2, Y3, Y4, Y5)
+	ADDQ  $32, R10
+	ADDQ  $32, R11
+	DECQ  R12
+	JZ    pdone
+	TESTQ $3, R12
+	JNZ   pair1
+
+pair4:
+	PAIR(0, Y2, Y3, Y4, Y5)
+	PAIR(32, Y6, Y7, Y8, Y9)
+	PAIR(64, Y2, Y3, Y4, Y5)
+	PAIR(96, Y6, Y7, Y8, Y9)
+	ADDQ $128, R10
+	ADDQ $128, R11
+	SUBQ $4, R12
+	JNZ  pair4
+
+pdone:
 
 	VPSLLW     $8, Y1, Y2
 	VPSUBW     Y2, Y0, Y0
@@ -171,23 +195,29 @@ eblock:
 	MOVQ  DI, R11
 	MOVQ  DX, R12
 
-epair:
-	VMOVDQU        (R11), Y2
-	VPSRLW         $4, Y2, Y3
-	VPAND          Y15, Y2, Y2
-	VPAND          Y15, Y3, Y3
-	VBROADCASTI128 (R10), Y4
-	VBROADCASTI128 16(R10), Y5
-	VPSHUFB        Y2, Y4, Y4
-	VPSHUFB        Y3, Y5, Y5
-	VPADDB         Y5, Y4, Y4
-	VPADDW         Y4, Y0, Y0
-	VPSRLW         $8, Y4, Y4
-	VPADDW         Y4, Y1, Y1
-	ADDQ           $32, R10
-	ADDQ           $32, R11
-	DECQ           R12
-	JNZ            epair
+	TESTQ $3, R12
+	JZ    epair4
+
+epair1:
+	PAIR(0, Y2, Y3, Y4, Y5)
+	ADDQ  $32, R10
+	ADDQ  $32, R11
+	DECQ  R12
+	JZ    edone
+	TESTQ $3, R12
+	JNZ   epair1
+
+epair4:
+	PAIR(0, Y2, Y3, Y4, Y5)
+	PAIR(32, Y6, Y7, Y8, Y9)
+	PAIR(64, Y2, Y3, Y4, Y5)
+	PAIR(96, Y6, Y7, Y8, Y9)
+	ADDQ $128, R10
+	ADDQ $128, R11
+	SUBQ $4, R12
+	JNZ  epair4
+
+edone:
 
 	VPSLLW     $8, Y1, Y2
 	VPSUBW     Y2, Y0, Y0

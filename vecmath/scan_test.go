@@ -176,7 +176,7 @@ func TestScanEstMatchesReference(t *testing.T) {
 	if !hardwareSIMD {
 		t.Skip("CPU has no AVX2: both paths are the reference")
 	}
-	for _, pairs := range []int{1, 16, 48, 128} {
+	for _, pairs := range []int{1, 2, 7, 16, 48, 128} {
 		for _, blocks := range []int{1, 3} {
 			t.Run(fmt.Sprintf("pairs=%d/blocks=%d", pairs, blocks), func(t *testing.T) {
 				seed := uint64(97*pairs + blocks)
