@@ -152,3 +152,17 @@ func BenchmarkDotInt4Rows(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkFilterGE lists the rows of 100k upper bounds that reach a
+// threshold 3% of them reach, as a search's candidate stage does.
+func BenchmarkFilterGE(b *testing.B) {
+	r := newRand(5)
+	v := make([]float32, 100_000)
+	for i := range v {
+		v[i] = r.Float32()
+	}
+	var out []int32
+	for b.Loop() {
+		out = filterGE(v, 0.97, 0, out[:0])
+	}
+}

@@ -19,10 +19,28 @@ func dotInt4RowsAVX2(q *int8, codes *byte, rowBytes int, rows *int32, n, chunks 
 //go:noescape
 func scanEstAVX2(lut, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, est, ub, bmax *float32)
 
-// filterGEAVX2 is filterGE in AVX2 (scan_amd64.s); n a multiple of 8.
+// filterGEAVX2 is filterGE in AVX2 (scan_amd64.s); n a multiple of 8,
+// room for n in out, perm filterPerm.
 //
 //go:noescape
-func filterGEAVX2(v *float32, n int, t float32, base int32, out *int32) int
+func filterGEAVX2(v *float32, n int, t float32, base int32, out *int32, perm *int32) int
+
+// filterPerm[m] lists the lanes set in the 8-bit mask m, then the others:
+// the permutation that packs the lanes m selects to the front.
+var filterPerm = func() (p [256][8]int32) {
+	for m := range p {
+		k := 0
+		for pass := range 2 {
+			for l := range 8 {
+				if (m>>l&1 == 1) == (pass == 0) {
+					p[m][k] = int32(l)
+					k++
+				}
+			}
+		}
+	}
+	return p
+}()
 
 func scanEst(lut, codes []byte, blocks, pairs, stride int, c1, sd1 []float32, k *estConsts, est, ub, bmax []float32, raw []uint16) {
 	if accelerated {
@@ -36,7 +54,7 @@ func filterGE(v []float32, t float32, base int32, out []int32) []int32 {
 	n := len(v) &^ 7
 	if accelerated && n > 0 {
 		out = slices.Grow(out, n)
-		m := filterGEAVX2(&v[0], n, t, base, &out[len(out):cap(out)][0])
+		m := filterGEAVX2(&v[0], n, t, base, &out[len(out):cap(out)][0], &filterPerm[0][0])
 		out = out[:len(out)+m]
 		return filterGERef(v[n:], t, base+int32(n), out)
 	}

@@ -274,47 +274,57 @@ edone:
 	VZEROUPPER
 	RET
 
-// func filterGEAVX2(v *float32, n int, t float32, base int32, out *int32) int
+// func filterGEAVX2(v *float32, n int, t float32, base int32, out *int32, perm *int32) int
 //
 // Appends base+i to out for every i < n (a multiple of 8) with v[i] >= t
-// (NaN never qualifies) and returns how many it wrote.
-TEXT ·filterGEAVX2(SB), NOSPLIT, $0-40
+// (NaN never qualifies) and returns how many it wrote. Without a branch on
+// the data: per 8 values, the comparison's mask picks a row of perm (the
+// lanes set in the mask, first) that packs the qualifying indices to the
+// front of a vector, stored whole; the output advances by the mask's
+// population. A store writes 8 slots however many qualify, so out must
+// have room for n.
+TEXT ·filterGEAVX2(SB), NOSPLIT, $0-48
 	MOVQ         v+0(FP), SI
 	MOVQ         n+8(FP), CX
 	VBROADCASTSS t+16(FP), Y1
-	MOVL         base+20(FP), R8
+	MOVL         base+20(FP), AX
+	VMOVD        AX, X4
+	VPBROADCASTD X4, Y4
 	MOVQ         out+24(FP), DI
+	MOVQ         perm+32(FP), R11
 	MOVQ         DI, R10
+	MOVQ         $0x0706050403020100, AX
+	VMOVQ        AX, X5
+	VPMOVZXBD    X5, Y5 // 0..7
+	VPADDD       Y5, Y4, Y4 // base+0..7
+	MOVL         $8, AX
+	VMOVD        AX, X5
+	VPBROADCASTD X5, Y5 // 8s
 	XORQ         DX, DX
+	TESTQ        CX, CX
+	JZ           fdone
 
 fblock:
-	CMPQ      DX, CX
-	JGE       fdone
 	VMOVUPS   (SI)(DX*4), Y0
 	VCMPPS    $0x1d, Y1, Y0, Y2
 	VMOVMSKPS Y2, AX
-	TESTL     AX, AX
-	JZ        fnext
-
-fbit:
-	BSFL  AX, BX
-	LEAL  (R8)(DX*1), R9
-	ADDL  BX, R9
-	MOVL  R9, (DI)
-	ADDQ  $4, DI
-	LEAL  -1(AX), BX
-	ANDL  BX, AX
-	JNZ   fbit
-
-fnext:
-	ADDQ $8, DX
-	JMP  fblock
+	MOVQ      AX, BX
+	SHLQ      $5, BX
+	VMOVDQU   (R11)(BX*1), Y3
+	VPERMD    Y4, Y3, Y6
+	VMOVDQU   Y6, (DI)
+	POPCNTL   AX, AX
+	LEAQ      (DI)(AX*4), DI
+	VPADDD    Y5, Y4, Y4
+	ADDQ      $8, DX
+	CMPQ      DX, CX
+	JL        fblock
 
 fdone:
 	SUBQ DI, R10
 	NEGQ R10
 	SHRQ $2, R10
-	MOVQ R10, ret+32(FP)
+	MOVQ R10, ret+40(FP)
 	VZEROUPPER
 	RET
 

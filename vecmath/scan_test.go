@@ -209,7 +209,7 @@ func TestScanEstMatchesReference(t *testing.T) {
 
 func TestFilterGE(t *testing.T) {
 	forEachPath(t, func(t *testing.T) {
-		for _, n := range []int{0, 1, 7, 8, 9, 64, 100} {
+		for _, n := range []int{0, 1, 7, 8, 9, 64, 100, 1003} {
 			t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 				r := newRand(uint64(n))
 				v := make([]float32, n)
@@ -219,7 +219,7 @@ func TestFilterGE(t *testing.T) {
 				if n > 3 {
 					v[1], v[2], v[3] = nan, inf, ninf
 				}
-				for _, th := range []float32{0, 0.5, 1, ninf} {
+				for _, th := range []float32{0, 0.5, 0.97, 1, ninf} {
 					got := filterGE(v, th, 1000, []int32{-1})
 					want := filterGERef(v, th, 1000, []int32{-1})
 					if !slices.Equal(got, want) {
