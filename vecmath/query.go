@@ -1,6 +1,9 @@
 package vecmath
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // codeQuery is a query prepared for both code stages.
 type codeQuery struct {
@@ -55,26 +58,39 @@ func (cq *codeQuery) prepare(q *Quantizer, vec []float32) bool {
 // buildLUT fills the stage-1 tables: for nibble position p (coordinates
 // 4p..4p+3) and pattern x, the sum over t of q5[4p+t] if bit t of x is set
 // (the row's coordinate is >= 0) and -q5[4p+t] otherwise, plus
-// sum |q5[4p+t]| so that entries are in [0, 120]. Setting bit t adds
-// 2*q5[4p+t] to the entry without it.
+// sum |q5[4p+t]| so that entries are in [0, 120]. That is the sum over t of
+// |q|+q (bit set) or |q|-q (clear), each in [0, 30]: the 16 entries of a
+// position are summed as bytes of two words, which no sum overflows.
 func (cq *codeQuery) buildLUT() {
 	for p := range len(cq.q5) / 4 {
-		lut := (*[16]byte)(cq.lut[32*(p/2)+16*(p%2):])
-		q := (*[4]int8)(cq.q5[4*p:])
-		var e0 int
-		for _, v := range q {
-			e0 += max(int(v), -int(v)) - int(v)
+		var lo, hi uint64 // entries 0-7 and 8-15
+		for t, v := range (*[4]int8)(cq.q5[4*p:]) {
+			a := int(max(v, -v))
+			set, clr := uint64(a+int(v))*bytesOne, uint64(a-int(v))*bytesOne
+			lo += set&lutBits[t][0] | clr&^lutBits[t][0]
+			hi += set&lutBits[t][1] | clr&^lutBits[t][1]
 		}
-		// Entries 2^t..2^(t+1)-1 are entries 0..2^t-1 with bit t set.
-		lut[0] = byte(e0)
-		for t, n := 0, 1; t < 4; t, n = t+1, 2*n {
-			d := byte(2 * int(q[t])) // wraps; every sum lands in [0, 120]
-			for x := range n {
-				lut[n+x] = lut[x] + d
+		at := 32*(p/2) + 16*(p%2)
+		binary.LittleEndian.PutUint64(cq.lut[at:], lo)
+		binary.LittleEndian.PutUint64(cq.lut[at+8:], hi)
+	}
+}
+
+// bytesOne has 1 in every byte: multiplied by a byte, it repeats it.
+const bytesOne = 0x0101010101010101
+
+// lutBits[t] marks, in the two words of a position's 16 entries, the bytes
+// of the patterns with bit t set.
+var lutBits = func() (m [4][2]uint64) {
+	for t := range m {
+		for x := range 16 {
+			if x>>t&1 == 1 {
+				m[t][x/8] |= 0xff << (8 * (x % 8))
 			}
 		}
 	}
-}
+	return m
+}()
 
 // est4 converts an int4 dot of a row into its estimate and upper bound
 // (rounded as estConsts.est is, for the same reason).

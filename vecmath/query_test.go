@@ -2,6 +2,7 @@ package vecmath
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -47,6 +48,56 @@ func TestBuildLUT(t *testing.T) {
 					t.Fatalf("position %d pattern %04b: entry %d, want %d", p, x, got, want)
 				}
 			}
+		}
+	}
+}
+
+// buildLUTRef is buildLUT entry by entry (each entry the one before it
+// plus 2q): it fills the stage-1 tables: for nibble position p (coordinates
+// 4p..4p+3) and pattern x, the sum over t of q5[4p+t] if bit t of x is set
+// (the row's coordinate is >= 0) and -q5[4p+t] otherwise, plus
+// sum |q5[4p+t]| so that entries are in [0, 120]. Setting bit t adds
+// 2*q5[4p+t] to the entry without it.
+func (cq *codeQuery) buildLUTRef() {
+	for p := range len(cq.q5) / 4 {
+		lut := (*[16]byte)(cq.lut[32*(p/2)+16*(p%2):])
+		q := (*[4]int8)(cq.q5[4*p:])
+		var e0 int
+		for _, v := range q {
+			e0 += max(int(v), -int(v)) - int(v)
+		}
+		// Entries 2^t..2^(t+1)-1 are entries 0..2^t-1 with bit t set.
+		lut[0] = byte(e0)
+		for t, n := 0, 1; t < 4; t, n = t+1, 2*n {
+			d := byte(2 * int(q[t])) // wraps; every sum lands in [0, 120]
+			for x := range n {
+				lut[n+x] = lut[x] + d
+			}
+		}
+	}
+}
+
+// TestBuildLUTMatchesReference: the word-wise tables equal the
+// entry-by-entry ones, for random quantised queries and the extremes.
+func TestBuildLUTMatchesReference(t *testing.T) {
+	r := newRand(3)
+	for trial := range 50 {
+		cq := newCodeQuery(384)
+		for i := range cq.q5 {
+			switch trial {
+			case 0:
+				cq.q5[i] = q5Levels
+			case 1:
+				cq.q5[i] = -q5Levels
+			default:
+				cq.q5[i] = int8(r.IntN(2*q5Levels+1) - q5Levels)
+			}
+		}
+		cq.buildLUT()
+		got := slices.Clone(cq.lut)
+		cq.buildLUTRef()
+		if !slices.Equal(got, cq.lut) {
+			t.Fatalf("trial %d: tables differ", trial)
 		}
 	}
 }
