@@ -5,7 +5,7 @@
 //
 // It is the leaf of the dependency graph: it imports only
 // github.com/viterin/vek and the standard library, does no I/O, starts no
-// goroutines and keeps no state besides the CPU feature flag read at start-up.
+// goroutines and keeps no state besides the CPU feature flags read at start-up.
 //
 // # Conventions
 //

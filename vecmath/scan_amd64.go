@@ -2,7 +2,11 @@
 
 package vecmath
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/viterin/vek"
+)
 
 // scanBitsAVX2 is ScanBits in AVX2 (scan_amd64.s); blocks and pairs > 0.
 //
@@ -20,10 +24,14 @@ func dotInt4RowsAVX2(q *int8, codes *byte, rowBytes int, rows *int32, n, chunks 
 func scanEstAVX2(lut, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, est, ub, bmax *float32)
 
 // filterGEAVX2 is filterGE in AVX2 (scan_amd64.s); n a multiple of 8,
-// room for n in out, perm filterPerm.
+// room for n in out, perm filterPerm; it counts with POPCNT, which AVX2
+// does not imply (hasPOPCNT).
 //
 //go:noescape
 func filterGEAVX2(v *float32, n int, t float32, base int32, out *int32, perm *int32) int
+
+// hasPOPCNT reports whether the CPU has POPCNT.
+var hasPOPCNT = slices.Contains(vek.Info().CPUFeatures, "POPCNT")
 
 // filterPerm[m] lists the lanes set in the 8-bit mask m, then the others:
 // the permutation that packs the lanes m selects to the front.
@@ -52,7 +60,7 @@ func scanEst(lut, codes []byte, blocks, pairs, stride int, c1, sd1 []float32, k 
 
 func filterGE(v []float32, t float32, base int32, out []int32) []int32 {
 	n := len(v) &^ 7
-	if accelerated && n > 0 {
+	if accelerated && hasPOPCNT && n > 0 {
 		out = slices.Grow(out, n)
 		m := filterGEAVX2(&v[0], n, t, base, &out[len(out):cap(out)][0], &filterPerm[0][0])
 		out = out[:len(out)+m]
