@@ -47,7 +47,11 @@ func (f *FSM) Dim() int { return f.dim }
 // lock only to store what the gates decided, on a state nothing changed;
 // so does the sweep of rows to disk (sweepWrite, sweepCommit).
 func (f *FSM) Apply(_ uint64, cmd []byte) any {
-	c := decodeCommand(cmd)
+	return f.apply(decodeCommand(cmd))
+}
+
+// apply applies a decoded command (Apply).
+func (f *FSM) apply(c any) any {
 	var pre *batchGate
 	var swept []sweepStep
 	w, batch := c.(*WriteCmd)

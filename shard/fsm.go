@@ -90,11 +90,21 @@ func (a *fsmAdapter) applyEnvelope(index uint64, data []byte) envelopeResults {
 	if err != nil {
 		panic(fmt.Sprintf("shard: group %s: cannot apply log entry %d: %v", a.group, index, err))
 	}
+	if all, ok := a.sm.(EntryApplier); ok && len(cmds) > 1 {
+		return envelopeResults(all.ApplyAll(index, cmds))
+	}
 	res := make(envelopeResults, len(cmds))
 	for i, cmd := range cmds {
 		res[i] = a.sm.Apply(index, cmd)
 	}
 	return res
+}
+
+// EntryApplier is a StateMachine that can apply an envelope's commands
+// together: ApplyAll returns, in order, what Apply would return for each
+// command applied one by one, and leaves the same state.
+type EntryApplier interface {
+	ApplyAll(index uint64, cmds [][]byte) []any
 }
 
 func (a *fsmAdapter) Snapshot() (raft.FSMSnapshot, error) {
