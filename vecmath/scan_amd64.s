@@ -19,6 +19,32 @@
 	VPSRLW         $8, c, c; \
 	VPADDW         c, Y1, Y1
 
+// PAIRS accumulates the pairs of a block (R12 of them, R10 the tables,
+// R11 the codes) into Y0 and Y1: one pair at a time until a multiple of
+// four is left, then four at a time. one, four and done are the loop's
+// labels, distinct in each function that uses it.
+#define PAIRS(one, four, done) \
+	TESTQ $3, R12; \
+	JZ    four; \
+one:; \
+	PAIR(0, Y2, Y3, Y4, Y5); \
+	ADDQ  $32, R10; \
+	ADDQ  $32, R11; \
+	DECQ  R12; \
+	JZ    done; \
+	TESTQ $3, R12; \
+	JNZ   one; \
+four:; \
+	PAIR(0, Y2, Y3, Y4, Y5); \
+	PAIR(32, Y6, Y7, Y8, Y9); \
+	PAIR(64, Y2, Y3, Y4, Y5); \
+	PAIR(96, Y6, Y7, Y8, Y9); \
+	ADDQ $128, R10; \
+	ADDQ $128, R11; \
+	SUBQ $4, R12; \
+	JNZ  four; \
+done:
+
 // func scanBitsAVX2(lut, codes *byte, blocks, pairs, stride int, out *uint16)
 //
 // Per block of 32 rows and per pair of nibble positions: split the 32 code
@@ -47,29 +73,7 @@ block:
 	MOVQ  DI, R11
 	MOVQ  DX, R12
 
-	TESTQ $3, R12
-	JZ    pair4
-
-pair1:
-	PAIR(0, Y2, Y3, Y4, Y5)
-	ADDQ  $32, R10
-	ADDQ  $32, R11
-	DECQ  R12
-	JZ    pdone
-	TESTQ $3, R12
-	JNZ   pair1
-
-pair4:
-	PAIR(0, Y2, Y3, Y4, Y5)
-	PAIR(32, Y6, Y7, Y8, Y9)
-	PAIR(64, Y2, Y3, Y4, Y5)
-	PAIR(96, Y6, Y7, Y8, Y9)
-	ADDQ $128, R10
-	ADDQ $128, R11
-	SUBQ $4, R12
-	JNZ  pair4
-
-pdone:
+	PAIRS(pair1, pair4, pdone)
 
 	VPSLLW     $8, Y1, Y2
 	VPSUBW     Y2, Y0, Y0
@@ -195,29 +199,7 @@ eblock:
 	MOVQ  DI, R11
 	MOVQ  DX, R12
 
-	TESTQ $3, R12
-	JZ    epair4
-
-epair1:
-	PAIR(0, Y2, Y3, Y4, Y5)
-	ADDQ  $32, R10
-	ADDQ  $32, R11
-	DECQ  R12
-	JZ    edone
-	TESTQ $3, R12
-	JNZ   epair1
-
-epair4:
-	PAIR(0, Y2, Y3, Y4, Y5)
-	PAIR(32, Y6, Y7, Y8, Y9)
-	PAIR(64, Y2, Y3, Y4, Y5)
-	PAIR(96, Y6, Y7, Y8, Y9)
-	ADDQ $128, R10
-	ADDQ $128, R11
-	SUBQ $4, R12
-	JNZ  epair4
-
-edone:
+	PAIRS(epair1, epair4, edone)
 
 	VPSLLW     $8, Y1, Y2
 	VPSUBW     Y2, Y0, Y0
