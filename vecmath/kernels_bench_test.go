@@ -166,3 +166,15 @@ func BenchmarkFilterGE(b *testing.B) {
 		out = filterGE(v, 0.97, 0, out[:0])
 	}
 }
+
+// BenchmarkPrepareQuery prepares a query for the code stages (rotation,
+// quantisation, stage-1 tables): every read and every write's gate does it
+// once.
+func BenchmarkPrepareQuery(b *testing.B) {
+	q := NewQuantizer(384)
+	cq := newCodeQuery(q.pdim)
+	v := randUnit(newRand(9), 384)
+	for b.Loop() {
+		cq.prepare(q, v)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/viterin/vek/vek32"
 )
 
 // Rotation parameters: a fixed seed (replicas must encode identically), the
@@ -85,25 +87,38 @@ func (q *Quantizer) rotate(v, out, tmp []float32) {
 	clear(out[q.dim:])
 	blocks := q.pdim / rotBlock
 	for k := range rotRounds {
-		for j, s := range q.signs[k] {
-			out[j] *= s
-		}
+		vek32.Mul_Inplace(out, q.signs[k])
 		for b := range blocks {
 			fwht(out[b*rotBlock : (b+1)*rotBlock])
 		}
 		if blocks > 1 {
 			// Element i of block b moves to i*blocks+b, so the next round's
 			// blocks mix coordinates of every block.
-			for b := range blocks {
-				for i, x := range out[b*rotBlock : (b+1)*rotBlock] {
-					tmp[i*blocks+b] = x
-				}
-			}
+			interleave(tmp, out, blocks)
 			copy(out, tmp)
 		}
 	}
-	for j := range out {
-		out[j] *= q.scale
+	vek32.MulNumber_Inplace(out, q.scale)
+}
+
+// interleave moves element i of block b of src to dst[i*blocks+b], writing
+// dst in order (written the other way, in strides, it took half of a
+// rotation's time). Three blocks, d=384, take the unrolled path.
+func interleave(dst, src []float32, blocks int) {
+	if blocks == 3 {
+		a := (*[rotBlock]float32)(src)
+		b := (*[rotBlock]float32)(src[rotBlock:])
+		c := (*[rotBlock]float32)(src[2*rotBlock:])
+		d := (*[3 * rotBlock]float32)(dst)
+		for i := range rotBlock {
+			d[3*i], d[3*i+1], d[3*i+2] = a[i], b[i], c[i]
+		}
+		return
+	}
+	for i := range rotBlock {
+		for b := range blocks {
+			dst[i*blocks+b] = src[b*rotBlock+i]
+		}
 	}
 }
 
@@ -131,16 +146,28 @@ func fwhtRef(b []float32) {
 	}
 }
 
-// maxAbs returns the largest |x| of v, NaN if v holds a NaN.
+// maxAbs returns the largest |x| of v, NaN if v holds a NaN. It compares
+// bit patterns: with the sign cleared, a float32's bits order as its
+// magnitude does (a NaN's above every other), and an integer max needs no
+// branch.
 func maxAbs(v []float32) float32 {
-	var m float32
-	for _, x := range v {
-		if x != x {
-			return x
-		}
-		m = max(m, float32(math.Abs(float64(x))))
+	const nosign, inf = 0x7fffffff, 0x7f800000
+	var m0, m1, m2, m3 uint32
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		m0 = max(m0, math.Float32bits(v[i])&nosign)
+		m1 = max(m1, math.Float32bits(v[i+1])&nosign)
+		m2 = max(m2, math.Float32bits(v[i+2])&nosign)
+		m3 = max(m3, math.Float32bits(v[i+3])&nosign)
 	}
-	return m
+	for ; i < len(v); i++ {
+		m0 = max(m0, math.Float32bits(v[i])&nosign)
+	}
+	m := max(m0, m1, m2, m3)
+	if m > inf {
+		return float32(math.NaN())
+	}
+	return math.Float32frombits(m)
 }
 
 // roundHalfAway is int(math.Round(float64(x))) for a finite x, without
@@ -152,21 +179,4 @@ func roundHalfAway(x float32) int {
 	// predict: the same integers.
 	f := float64(x)
 	return int(f + math.Copysign(0.5, f))
-}
-
-// quantizeTo writes round(v[j]/step) into out, clamped to [-levels, levels],
-// and returns the sum of the integers and of their absolute values. A zero or
-// non-finite step gives zeros.
-func quantizeTo[T int8 | int32](v []float32, step float32, levels int, out []T) (sum, sumAbs int32) {
-	ok := step > 0 && !math.IsInf(float64(step), 0)
-	for j, x := range v {
-		var k int
-		if ok {
-			k = max(-levels, min(levels, roundHalfAway(x/step)))
-		}
-		out[j] = T(k)
-		sum += int32(k)
-		sumAbs += int32(max(k, -k))
-	}
-	return sum, sumAbs
 }

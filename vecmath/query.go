@@ -41,8 +41,7 @@ func (cq *codeQuery) prepare(q *Quantizer, vec []float32) bool {
 	if !(cq.k.s5 > 0) || !(cq.s8 > 0) {
 		return false // subnormal queries: not worth a special case
 	}
-	_, cq.k.a5 = quantizeTo(cq.rot, cq.k.s5, q5Levels, cq.q5)
-	cq.sum8, _ = quantizeTo(cq.rot, cq.s8, q8Levels, cq.q8)
+	cq.k.a5, cq.sum8 = quantizeQuery(cq.rot, cq.k.s5, cq.s8, cq.q5, cq.q8)
 	cq.buildLUT()
 	// Rounding the query to steps s adds an error of deviation about
 	// s/sqrt(12) per coordinate. In stage 1 it is multiplied by the signs
@@ -55,37 +54,53 @@ func (cq *codeQuery) prepare(q *Quantizer, vec []float32) bool {
 	return true
 }
 
+// quantizeQuery writes round(v[j]/s5) into q5 and round(v[j]/s8) into q8,
+// each clamped to its levels (as the test reference quantizeTo would, in one pass), and
+// returns sum |q5| and sum q8. The steps are positive and finite.
+func quantizeQuery(v []float32, s5, s8 float32, q5, q8 []int8) (a5, sum8 int32) {
+	q5, q8 = q5[:len(v)], q8[:len(v)]
+	for j, x := range v {
+		k5 := max(-q5Levels, min(q5Levels, roundHalfAway(x/s5)))
+		k8 := max(-q8Levels, min(q8Levels, roundHalfAway(x/s8)))
+		q5[j], q8[j] = int8(k5), int8(k8)
+		a5 += int32(max(k5, -k5))
+		sum8 += int32(k8)
+	}
+	return a5, sum8
+}
+
 // buildLUT fills the stage-1 tables: for nibble position p (coordinates
 // 4p..4p+3) and pattern x, the sum over t of q5[4p+t] if bit t of x is set
 // (the row's coordinate is >= 0) and -q5[4p+t] otherwise, plus
 // sum |q5[4p+t]| so that entries are in [0, 120]. That is the sum over t of
 // |q|+q (bit set) or |q|-q (clear), each in [0, 30]: the 16 entries of a
-// position are summed as bytes of two words, which no sum overflows.
+// position are summed as bytes of two words, which no sum overflows, from
+// the words of each term (lutTerms).
 func (cq *codeQuery) buildLUT() {
 	for p := range len(cq.q5) / 4 {
-		var lo, hi uint64 // entries 0-7 and 8-15
-		for t, v := range (*[4]int8)(cq.q5[4*p:]) {
-			a := int(max(v, -v))
-			set, clr := uint64(a+int(v))*bytesOne, uint64(a-int(v))*bytesOne
-			lo += set&lutBits[t][0] | clr&^lutBits[t][0]
-			hi += set&lutBits[t][1] | clr&^lutBits[t][1]
-		}
+		q := (*[4]int8)(cq.q5[4*p:])
+		t0, t1 := &lutTerms[0][q[0]+q5Levels], &lutTerms[1][q[1]+q5Levels]
+		t2, t3 := &lutTerms[2][q[2]+q5Levels], &lutTerms[3][q[3]+q5Levels]
 		at := 32*(p/2) + 16*(p%2)
-		binary.LittleEndian.PutUint64(cq.lut[at:], lo)
-		binary.LittleEndian.PutUint64(cq.lut[at+8:], hi)
+		binary.LittleEndian.PutUint64(cq.lut[at:], t0[0]+t1[0]+t2[0]+t3[0])
+		binary.LittleEndian.PutUint64(cq.lut[at+8:], t0[1]+t1[1]+t2[1]+t3[1])
 	}
 }
 
-// bytesOne has 1 in every byte: multiplied by a byte, it repeats it.
-const bytesOne = 0x0101010101010101
-
-// lutBits[t] marks, in the two words of a position's 16 entries, the bytes
-// of the patterns with bit t set.
-var lutBits = func() (m [4][2]uint64) {
+// lutTerms[t][v+q5Levels] is the term of coordinate t of a nibble position
+// holding v in the 16 entries of its table (entries 0-7, then 8-15): |v|+v
+// in the bytes of the patterns with bit t set, |v|-v in the others.
+var lutTerms = func() (m [4][2*q5Levels + 1][2]uint64) {
 	for t := range m {
-		for x := range 16 {
-			if x>>t&1 == 1 {
-				m[t][x/8] |= 0xff << (8 * (x % 8))
+		for i := range m[t] {
+			v := i - q5Levels
+			a := max(v, -v)
+			for x := range 16 {
+				e := uint64(a - v)
+				if x>>t&1 == 1 {
+					e = uint64(a + v)
+				}
+				m[t][i][x/8] |= e << (8 * (x % 8))
 			}
 		}
 	}

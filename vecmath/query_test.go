@@ -101,3 +101,110 @@ func TestBuildLUTMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// quantizeTo writes round(v[j]/step) into out, clamped to [-levels, levels],
+// and returns the sum of the integers and of their absolute values. A zero or
+// non-finite step gives zeros.
+func quantizeTo[T int8 | int32](v []float32, step float32, levels int, out []T) (sum, sumAbs int32) {
+	ok := step > 0 && !math.IsInf(float64(step), 0)
+	for j, x := range v {
+		var k int
+		if ok {
+			k = max(-levels, min(levels, roundHalfAway(x/step)))
+		}
+		out[j] = T(k)
+		sum += int32(k)
+		sumAbs += int32(max(k, -k))
+	}
+	return sum, sumAbs
+}
+
+// quantizeQuery gives what quantizeTo gives at each level.
+func TestQuantizeQueryMatchesReference(t *testing.T) {
+	q := NewQuantizer(384)
+	cq := newCodeQuery(q.pdim)
+	r := newRand(12)
+	for n := range 200 {
+		v := randUnit(r, 384)
+		if n%3 == 0 {
+			for i := range v {
+				v[i] = float32(r.IntN(31)-15) / 15 // on and between rounding edges
+			}
+		}
+		m := maxAbs(v)
+		s5, s8 := m/q5Levels, m/q8Levels
+		a5, sum8 := quantizeQuery(v, s5, s8, cq.q5, cq.q8)
+		w5, w8 := make([]int8, len(v)), make([]int8, len(v))
+		_, wa5 := quantizeTo(v, s5, q5Levels, w5)
+		wsum8, _ := quantizeTo(v, s8, q8Levels, w8)
+		if a5 != wa5 || sum8 != wsum8 || !slices.Equal(cq.q5[:len(v)], w5) || !slices.Equal(cq.q8[:len(v)], w8) {
+			t.Fatalf("vector %d: quantizeQuery differs from quantizeTo", n)
+		}
+	}
+}
+
+func TestMaxAbs(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	negZero := float32(math.Copysign(0, -1))
+	cases := []struct {
+		v    []float32
+		want float32
+	}{
+		{nil, 0},
+		{[]float32{negZero}, 0},
+		{[]float32{-3}, 3},
+		{[]float32{1, -2, 0.5, 1.5, -1.75}, 2},
+		{[]float32{1, 2, 3, 4, 5, 6, 7, -8, 1}, 8},
+		{[]float32{1, 2, 3, 4, 5, 6, 7, 8, -9}, 9}, // the remainder
+		{[]float32{1, -inf, 3}, inf},
+		{[]float32{1, 2, 3, 4, nan}, nan},
+		{[]float32{inf, nan}, nan},
+	}
+	for _, c := range cases {
+		got := maxAbs(c.v)
+		if got != c.want && !(got != got && c.want != c.want) || math.Signbit(float64(got)) {
+			t.Errorf("maxAbs(%v) = %v, want %v", c.v, got, c.want)
+		}
+	}
+	r := newRand(13)
+	for range 100 {
+		v := randVec(r, 1+r.IntN(500))
+		var want float64
+		for _, x := range v {
+			want = math.Max(want, math.Abs(float64(x)))
+		}
+		if got := maxAbs(v); float64(got) != want {
+			t.Fatalf("maxAbs = %v, want %v", got, want)
+		}
+	}
+}
+
+// interleave's unrolled path for three blocks moves what the general one
+// moves.
+func TestInterleave(t *testing.T) {
+	src := make([]float32, 3*rotBlock)
+	for i := range src {
+		src[i] = float32(i)
+	}
+	dst := make([]float32, len(src))
+	interleave(dst, src, 3)
+	for b := range 3 {
+		for i := range rotBlock {
+			if dst[i*3+b] != src[b*rotBlock+i] {
+				t.Fatalf("element %d of block %d at %d: %v", i, b, i*3+b, dst[i*3+b])
+			}
+		}
+	}
+	src4, dst4 := make([]float32, 4*rotBlock), make([]float32, 4*rotBlock)
+	for i := range src4 {
+		src4[i] = float32(i)
+	}
+	interleave(dst4, src4, 4)
+	for b := range 4 {
+		for i := range rotBlock {
+			if dst4[i*4+b] != src4[b*rotBlock+i] {
+				t.Fatalf("4 blocks: element %d of block %d misplaced", i, b)
+			}
+		}
+	}
+}
