@@ -225,9 +225,11 @@ func (h *Hash) charFeatures(s *hashScratch, word string, weight float32) {
 	if count == 0 {
 		return
 	}
-	norm := countNorm(count, h.p.charNorm)
+	var norm float32
 	if count < len(h.countNorm) {
-		norm = h.countNorm[count]
+		norm = h.countNorm[count] // a power costs more than the word's n-grams
+	} else {
+		norm = countNorm(count, h.p.charNorm)
 	}
 	w := weight * norm
 	for n := h.p.charMin; n <= h.p.charMax; n++ {
@@ -267,9 +269,11 @@ func (h *Hash) accumulate(s *hashScratch, vec []float32) {
 		e := &t.slots[slot]
 		w := e.sum
 		if e.tf > 1 {
-			boost := tfBoost(int(e.tf))
+			var boost float32
 			if int(e.tf) < len(h.tfBoost) {
 				boost = h.tfBoost[e.tf]
+			} else {
+				boost = tfBoost(int(e.tf))
 			}
 			w = e.sum / float32(e.tf) * boost
 		}
