@@ -214,3 +214,27 @@ func BenchmarkQuantisedMemory(b *testing.B) {
 		runtime.KeepAlive(f)
 	}
 }
+
+// BenchmarkGate runs the write gate of new texts against one domain of a
+// tenant of 100k atoms spread over 20 domains (5k rows) and kept in one (100k
+// rows), as a batch's items are gated one by one on a core:
+//
+//	go test -run '^$' -bench Gate -benchtime 5000x ./raftfsm/
+func BenchmarkGate(b *testing.B) {
+	for _, domains := range []int{20, 1} {
+		f := benchState(b, 100_000, domains)
+		d := f.tenants["org"].domains[benchDomain(0, 100_000, domains)]
+		_, vecs := embedTexts(b, bench.StreamWrite, 0, 500)
+		b.Run(fmt.Sprintf("rows=%d", len(d.rows)), func(b *testing.B) {
+			g := getGate(f.dim)
+			defer putGate(g)
+			i := 0
+			for b.Loop() {
+				if near, _ := g.nearest(d, vecs[i%len(vecs)], nil, false); near == nil {
+					b.Fatal("no nearest row")
+				}
+				i++
+			}
+		})
+	}
+}
