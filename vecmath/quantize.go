@@ -87,6 +87,8 @@ func (q *Quantizer) rotate(v, out, tmp []float32) {
 	clear(out[q.dim:])
 	blocks := q.pdim / rotBlock
 	for k := range rotRounds {
+		// Elementwise products: the same bits with SIMD or without, so
+		// every replica's codes agree (TestCodesGolden).
 		vek32.Mul_Inplace(out, q.signs[k])
 		for b := range blocks {
 			fwht(out[b*rotBlock : (b+1)*rotBlock])

@@ -55,8 +55,9 @@ func (cq *codeQuery) prepare(q *Quantizer, vec []float32) bool {
 }
 
 // quantizeQuery writes round(v[j]/s5) into q5 and round(v[j]/s8) into q8,
-// each clamped to its levels (as the test reference quantizeTo would, in one pass), and
-// returns sum |q5| and sum q8. The steps are positive and finite.
+// each clamped to its levels, in one pass (the test's quantizeTo is its
+// reference), and returns sum |q5| and sum q8. The steps are positive and
+// finite.
 func quantizeQuery(v []float32, s5, s8 float32, q5, q8 []int8) (a5, sum8 int32) {
 	q5, q8 = q5[:len(v)], q8[:len(v)]
 	for j, x := range v {
