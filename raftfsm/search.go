@@ -5,7 +5,6 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/hebbdb/hebb/vecmath"
@@ -104,10 +103,10 @@ type search struct {
 	side          sideArgs
 	started       bool // kickoff started the side stages
 	helped        bool // the scan's helper runs them (helper)
-	counting      sync.WaitGroup
+	counting      sideStage
 	countingAhead bool    // countMatches runs beside the ranking (plan)
 	found         []tally // what it found
-	associated    sync.WaitGroup
+	associated    sideStage
 	expanded      []string
 	assoc         []candidate // the best slots+wide associations, seated or not
 }
@@ -156,6 +155,8 @@ func (s *search) simFloor(r float64) float64 {
 
 // Read runs the one-pass search of DESIGN.md §4 inside the tenant.
 func (f *FSM) Read(req *ReadRequest) *ReadResult {
+	readsRunning.Add(1)
+	defer readsRunning.Add(-1)
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	res := &ReadResult{Roundtrips: 1, Items: []Item{}, Expanded: []string{}}
@@ -190,8 +191,8 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	// (its helper runs them, or ranked calls s.kickoff then, or before
 	// it returns).
 	s.plan(pool, slots, k)
-	defer s.counting.Wait()   // before the scratch goes back (deferred first)
-	defer s.associated.Wait() // likewise
+	defer s.counting.wg.Wait()   // before the scratch goes back (deferred first)
+	defer s.associated.wg.Wait() // likewise
 	main := s.ranked(pool)
 	s.kickoff()
 	if req.Diversity > 0 && req.TopK < mmrPool && len(main) > k {
@@ -204,7 +205,7 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	}
 	assoc := make([]candidate, 0, slots)
 	if req.IncludeAssociations {
-		s.associated.Wait() // it reads seated
+		s.associated.wait() // it reads seated
 		res.Expanded = s.expanded
 	}
 	for _, c := range main {
@@ -241,10 +242,10 @@ func (s *search) plan(n, slots, seats int) {
 	s.side = sideArgs{n, slots, seats}
 	s.countingAhead = n > 0 && len(s.req.Concepts) > 0
 	if s.countingAhead {
-		s.counting.Add(1)
+		s.counting.add()
 	}
 	if s.req.IncludeAssociations {
-		s.associated.Add(1)
+		s.associated.add()
 	}
 }
 
@@ -282,14 +283,14 @@ func (s *search) helper() {
 
 // countStage counts the query concepts' postings (countMatches).
 func (s *search) countStage() {
-	defer s.counting.Done()
+	defer s.counting.finish()
 	s.found = s.countMatches()
 }
 
 // assocStage expands the query's concepts and scores the atoms they reach
 // (hebbian).
 func (s *search) assocStage() {
-	defer s.associated.Done()
+	defer s.associated.finish()
 	var weight map[string]float64
 	s.expanded, weight = s.expand()
 	if p := s.side; p.slots > 0 && len(s.expanded) > 0 {
@@ -562,7 +563,7 @@ func (s *search) conceptMatches(cands []candidate, byAtom map[*Atom]int, n int) 
 	}
 	var found []tally
 	if s.countingAhead {
-		s.counting.Wait()
+		s.counting.wait()
 		found = s.found
 	} else {
 		found = s.countMatches()
