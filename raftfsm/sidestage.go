@@ -25,16 +25,19 @@ const awaitSpin = 500 * time.Microsecond
 // the scheduler's global queue, which a busy core visits rarely, and with
 // four clients searching, spinning reads served 9% fewer searches.
 type sideStage struct {
-	wg   sync.WaitGroup
-	done atomic.Bool
+	wg      sync.WaitGroup
+	running atomic.Bool
 }
 
 // add counts the stage before it starts.
-func (st *sideStage) add() { st.wg.Add(1) }
+func (st *sideStage) add() {
+	st.running.Store(true)
+	st.wg.Add(1)
+}
 
 // finish marks the stage done; its goroutine calls it last.
 func (st *sideStage) finish() {
-	st.done.Store(true)
+	st.running.Store(false)
 	st.wg.Done()
 }
 
@@ -42,7 +45,7 @@ func (st *sideStage) finish() {
 // when no other read is running, it yields for up to awaitSpin first.
 func (st *sideStage) wait() {
 	deadline := time.Now().Add(awaitSpin)
-	for spin := 1; !st.done.Load() && readsRunning.Load() <= 1; spin++ {
+	for spin := 1; st.running.Load() && readsRunning.Load() <= 1; spin++ {
 		if spin%16 == 0 && time.Now().After(deadline) {
 			break
 		}
