@@ -162,14 +162,23 @@ func fanoutThen(n int, task func(i int), then func()) {
 		go then()
 	}
 	work()
-	deadline := time.Now().Add(spinFor)
-	for spin := 1; finished.Load() < int64(n); spin++ {
+	if yieldWhile(func() bool { return finished.Load() < int64(n) }, spinFor) {
+		<-done
+	}
+}
+
+// yieldWhile yields the core while busy reports true, for up to d, instead
+// of parking the goroutine (see fanoutThen); it reports whether busy still
+// held when it gave up.
+func yieldWhile(busy func() bool, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for spin := 1; busy(); spin++ {
 		if spin%16 == 0 && time.Now().After(deadline) {
-			<-done
-			return
+			return true
 		}
 		runtime.Gosched()
 	}
+	return false
 }
 
 // noFloor is the floor of a search that keeps every score.

@@ -1,7 +1,6 @@
 package raftfsm
 
 import (
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,13 +43,7 @@ func (st *sideStage) finish() {
 // wait returns once the stage is done (at once when it was never added):
 // when no other read is running, it yields for up to awaitSpin first.
 func (st *sideStage) wait() {
-	deadline := time.Now().Add(awaitSpin)
-	for spin := 1; st.running.Load() && readsRunning.Load() <= 1; spin++ {
-		if spin%16 == 0 && time.Now().After(deadline) {
-			break
-		}
-		runtime.Gosched()
-	}
+	yieldWhile(func() bool { return st.running.Load() && readsRunning.Load() <= 1 }, awaitSpin)
 	st.wg.Wait()
 }
 
