@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,7 +43,10 @@ func (c *Cluster) WatchChat(ctx context.Context, w ChatWatch) (ChatWatchResult, 
 	}
 	g := c.groups[c.GroupOf(w.Room)]
 	if c.hosts(g) {
-		return c.watchLocal(ctx, g, w)
+		res, err := c.watchLocal(ctx, g, w)
+		if !errors.Is(err, errLeftGroup) {
+			return res, err
+		}
 	}
 	_, addr := c.leaderOf(ctx, g)
 	if addr == "" {

@@ -3,7 +3,9 @@ package cluster
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestEvictionMark: a group marked evicted for this node's configuration of
@@ -49,4 +51,63 @@ func TestEvictionMark(t *testing.T) {
 	// The reconcile loop hears the group's leader and clears the mark.
 	n2.evicted.Store(uint32(gid), configKey(voters, nonvoters))
 	waitUntil(t, "a leader heard clears the mark", func() bool { return n2.hosts(g) })
+}
+
+// TestBarrierLeavesAnEvictedGroup: a read waiting for a leader of a group
+// this node was removed from stops waiting once the node is marked evicted
+// and answers NotHosted (the router then forwards it), rather than failing
+// as unavailable at its deadline.
+func TestBarrierLeavesAnEvictedGroup(t *testing.T) {
+	t.Parallel()
+	nodes := startNodes(t, 0, "b1", "b2")
+	n1, n2 := nodes[0], nodes[1]
+	const gid = 1
+	g := n2.groups[gid]
+	waitUntil(t, "both nodes are voters of group 1 with a leader", func() bool {
+		_, addr := g.Leader()
+		voters, _, err := g.Voters()
+		return err == nil && len(voters) == 2 && addr != ""
+	})
+	n1.kill() // two voters, one left: no leader from now on
+	voters, nonvoters, err := g.Voters()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := n2.ReadFSM(ctx, tenantIn(gid))
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("ReadFSM of a leaderless group returned before the eviction: %v", err)
+	default:
+	}
+	n2.evicted.Store(uint32(gid), configKey(voters, nonvoters))
+	var nh *NotHostedError
+	if err := <-done; !errors.As(err, &nh) {
+		t.Fatalf("ReadFSM waiting on a group this node left: %v, want NotHostedError", err)
+	}
+}
+
+// TestWaitIndexLeavesAnEvictedGroup: a follower that got a read index from
+// the leader after the leader removed it never reaches that index; the
+// wait ends with errLeftGroup once the node learns it left, not at the
+// deadline.
+func TestWaitIndexLeavesAnEvictedGroup(t *testing.T) {
+	t.Parallel()
+	n := startNodes(t, 0, "w1")[0]
+	g := n.groups[1]
+	waitUntil(t, "group 1 has a leader", g.IsLeader)
+	var left atomic.Bool
+	time.AfterFunc(3*leftPoll/2, func() { left.Store(true) })
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	if err := waitIndex(ctx, g, g.AppliedIndex()+1000, left.Load); !errors.Is(err, errLeftGroup) {
+		t.Fatalf("waiting for an index that never comes, after leaving: %v, want errLeftGroup", err)
+	}
 }

@@ -46,6 +46,9 @@ func (c *Cluster) propose(ctx context.Context, g *shard.Group, cmd []byte) (any,
 
 var errNoLeader = errors.New("cluster: no leader known")
 
+// errLeftGroup: a barrier found this node no longer holds the group.
+var errLeftGroup = errors.New("cluster: this node left the group")
+
 func (c *Cluster) proposeOnce(ctx context.Context, g *shard.Group, cmd []byte) (any, error) {
 	if g.IsLeader() {
 		return g.Propose(ctx, cmd)
@@ -66,13 +69,23 @@ func (c *Cluster) proposeOnce(ctx context.Context, g *shard.Group, cmd []byte) (
 // barrier makes the local replica of g safe for a linearizable read: on
 // the leader a read index; on a follower the leader's read index, then a
 // wait until the local state machine applied it.
+//
+// A replica removed from g without learning it finds no leader, or waits
+// for an index the leader no longer sends it; once the eviction check marks
+// it (evict.go) the barrier stops waiting and returns errLeftGroup, so the
+// caller asks the group's leader instead of failing at the deadline.
 func (c *Cluster) barrier(ctx context.Context, g *shard.Group) error {
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
+	hosted := c.hosts(g)
+	left := func() bool { return hosted && !c.hosts(g) }
 	for {
-		err := c.barrierOnce(ctx, g)
+		err := c.barrierOnce(ctx, g, left)
 		if err == nil || !(errors.Is(err, shard.ErrNotLeader) || errors.Is(err, errNoLeader) || errors.Is(err, errDial)) {
 			return unavailable(err)
+		}
+		if left() {
+			return fmt.Errorf("%w: group %d", errLeftGroup, g.ID())
 		}
 		select {
 		case <-ctx.Done():
@@ -82,7 +95,7 @@ func (c *Cluster) barrier(ctx context.Context, g *shard.Group) error {
 	}
 }
 
-func (c *Cluster) barrierOnce(ctx context.Context, g *shard.Group) error {
+func (c *Cluster) barrierOnce(ctx context.Context, g *shard.Group, left func() bool) error {
 	if g.IsLeader() {
 		return g.ReadIndex(ctx)
 	}
@@ -94,7 +107,27 @@ func (c *Cluster) barrierOnce(ctx context.Context, g *shard.Group) error {
 	if err != nil {
 		return err
 	}
-	return g.WaitIndex(ctx, resp.Index)
+	return waitIndex(ctx, g, resp.Index, left)
+}
+
+// leftPoll is how often a wait for the leader's read index checks whether
+// this node left the group.
+const leftPoll = 250 * time.Millisecond
+
+// waitIndex waits until g's local replica applied idx, in slices of
+// leftPoll, returning errLeftGroup once left reports the node removed.
+func waitIndex(ctx context.Context, g *shard.Group, idx uint64, left func() bool) error {
+	for {
+		slice, cancel := context.WithTimeout(ctx, leftPoll)
+		err := g.WaitIndex(slice, idx)
+		cancel()
+		if err == nil || ctx.Err() != nil || slice.Err() == nil {
+			return err
+		}
+		if left() {
+			return fmt.Errorf("%w: group %d", errLeftGroup, g.ID())
+		}
+	}
 }
 
 // Hosts reports whether this node holds a replica of tenant's group, so
@@ -166,7 +199,9 @@ func (c *Cluster) ReadFSM(ctx context.Context, tenant string) (*raftfsm.FSM, err
 	if !c.hosts(c.groups[g]) {
 		return nil, &NotHostedError{Tenant: tenant}
 	}
-	if err := c.barrier(ctx, c.groups[g]); err != nil {
+	if err := c.barrier(ctx, c.groups[g]); errors.Is(err, errLeftGroup) {
+		return nil, &NotHostedError{Tenant: tenant}
+	} else if err != nil {
 		return nil, err
 	}
 	return c.fsms[g], nil
@@ -326,11 +361,14 @@ func (c *Cluster) gather(ctx context.Context, req *rpcRequest, local func(*raftf
 	for gid := 1; gid <= c.info.Groups; gid++ {
 		g := c.groups[gid]
 		if c.hosts(g) {
-			if err := c.barrier(ctx, g); err != nil {
+			err := c.barrier(ctx, g)
+			if err == nil {
+				local(c.fsms[gid])
+				continue
+			}
+			if !errors.Is(err, errLeftGroup) {
 				return err
 			}
-			local(c.fsms[gid])
-			continue
 		}
 		_, addr := c.leaderOf(ctx, g)
 		if addr == "" {
