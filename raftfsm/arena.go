@@ -121,7 +121,9 @@ func (d *domainIndex) dotAll(vec []float32, dim int, scores []float32) {
 	}
 }
 
-func (d *domainIndex) add(a *Atom, vec []float32) {
+// add appends a's row; rc, when not nil, is vec's codes encoded ahead
+// (batchGate.encode), stored as they are when the block keeps codes.
+func (d *domainIndex) add(a *Atom, vec []float32, rc *vecmath.RowCode) {
 	k := d.addRow(a, vec)
 	b := &d.blocks[k]
 	switch {
@@ -129,7 +131,11 @@ func (d *domainIndex) add(a *Atom, vec []float32) {
 		if b.disk == nil {
 			b.codes.Reserve(cap(b.vecs) / len(vec)) // grows with the rows
 		}
-		b.codes.Append(vec)
+		if rc != nil {
+			b.codes.AppendCode(rc)
+		} else {
+			b.codes.Append(vec)
+		}
 	case d.coded():
 		d.encodeAll(len(vec))
 	}

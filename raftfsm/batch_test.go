@@ -115,6 +115,7 @@ func TestBatchMatchesItemByItem(t *testing.T) {
 				if batched.StateHash() != single.StateHash() {
 					t.Fatalf("batch %d: states differ", b)
 				}
+				sameRowsAndCodes(t, single, batched) // codes encoded beside the gates too
 			}
 			t.Logf("%v", stats)
 			if stats["stored"] < 100 || stats["duplicate of a stored row"] < 10 ||

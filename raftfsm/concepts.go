@@ -37,6 +37,13 @@ func (c *conceptIDs) lookup(s string) (int32, bool) {
 	return id, ok
 }
 
+// internAll interns every concept of list.
+func (c *conceptIDs) internAll(list []string) {
+	for _, s := range list {
+		c.intern(s)
+	}
+}
+
 // canonical replaces every concept of list by its interned copy, in place.
 func (c *conceptIDs) canonical(list []string) {
 	for i, s := range list {

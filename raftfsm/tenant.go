@@ -54,7 +54,7 @@ func (t *tenant) domain(name string) *domainIndex {
 // insert adds a fully built atom to every index. vec is nil for secrets.
 func (t *tenant) insert(a *Atom, vec []float32) {
 	if d := t.index(a); a.Type != Secret {
-		d.add(a, vec)
+		d.add(a, vec, nil)
 	}
 }
 

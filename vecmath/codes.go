@@ -38,6 +38,7 @@ type Codes struct {
 	nrm []float32 // |r|; +Inf marks an exact-only row
 	// inexact counts exact-only rows: rows whose rotation is not finite.
 	inexact int
+	row     RowCode   // scratch of encode
 	rot     []float32 // scratch: rotated row
 	tmp     []float32
 }
@@ -47,7 +48,7 @@ func (c *Codes) exactOnly(i int) bool { return !(c.nrm[i] <= math.MaxFloat32) }
 
 // NewCodes returns empty codes for rows of q's dimension.
 func NewCodes(q *Quantizer) *Codes {
-	return &Codes{q: q, rot: make([]float32, q.pdim), tmp: make([]float32, q.pdim)}
+	return &Codes{q: q}
 }
 
 // Len is the number of rows encoded.
@@ -58,7 +59,8 @@ func (c *Codes) Quantizer() *Quantizer { return c.q }
 
 // Bytes is the memory the codes hold (capacity included).
 func (c *Codes) Bytes() int {
-	return cap(c.bits) + cap(c.nib) + 4*(cap(c.c1)+cap(c.sd1)+cap(c.s4)+cap(c.nrm)+cap(c.rot)+cap(c.tmp))
+	return cap(c.bits) + cap(c.nib) + 4*(cap(c.c1)+cap(c.sd1)+cap(c.s4)+cap(c.nrm)) +
+		cap(c.row.bits) + cap(c.row.nib) + 4*(cap(c.rot)+cap(c.tmp))
 }
 
 func (c *Codes) blockBytes() int { return blockRows * c.q.pdim / 8 }
@@ -94,6 +96,12 @@ func (c *Codes) Append(vec []float32) {
 	if len(vec) != c.q.dim {
 		panic(fmt.Sprintf("vecmath: vector length %d != dim %d", len(vec), c.q.dim))
 	}
+	c.grow1()
+	c.encode(c.n-1, vec)
+}
+
+// grow1 adds a row of zero codes.
+func (c *Codes) grow1() {
 	if c.n%blockRows == 0 {
 		c.bits = append(c.bits, make([]byte, c.blockBytes())...)
 		c.c1 = append(c.c1, make([]float32, blockRows)...)
@@ -103,7 +111,6 @@ func (c *Codes) Append(vec []float32) {
 	c.s4 = append(c.s4, 0)
 	c.nrm = append(c.nrm, 0)
 	c.n++
-	c.encode(c.n-1, vec)
 }
 
 // Set re-encodes row i from vec.
@@ -183,28 +190,68 @@ func (c *Codes) bitsAt(i int) ([]byte, int) {
 // NaN or ±Inf, or overflows) is marked exact-only (nrm = +Inf): searches
 // always evaluate it exactly, so it behaves as in an exact scan.
 func (c *Codes) encode(i int, vec []float32) {
-	r := c.rot
-	c.q.rotate(vec, r, c.tmp)
+	if c.rot == nil {
+		c.rot, c.tmp = make([]float32, c.q.pdim), make([]float32, c.q.pdim)
+	}
+	c.q.encodeRow(vec, &c.row, c.rot, c.tmp)
+	c.put(i, &c.row)
+}
+
+// RowCode is one row's codes apart from any Codes, made ahead of time
+// (Quantizer.EncodeRow) and stored by Codes.AppendCode: what Append would
+// write, so the encoding can run where the Codes may not change (a batched
+// write encodes its rows beside its gates, under a read lock). EncodeRow
+// reuses its slices when they have room.
+type RowCode struct {
+	bits             []byte // the sign byte of each pair of nibble positions
+	nib              []byte // the int4 codes
+	c1, sd1, s4, nrm float32
+}
+
+// RowCodeBytes is the size of a row code's two slices, which RowCodeIn
+// places in a caller's memory.
+func (q *Quantizer) RowCodeBytes() int { return q.pdim/8 + q.pdim/2 }
+
+// RowCodeIn returns a row code whose slices are mem (RowCodeBytes long).
+func (q *Quantizer) RowCodeIn(mem []byte) RowCode {
+	d := q.pdim
+	return RowCode{bits: mem[: d/8 : d/8], nib: mem[d/8 : d/8+d/2 : d/8+d/2]}
+}
+
+// rowScratch holds a rotation's buffers for EncodeRow.
+type rowScratch struct{ rot, tmp []float32 }
+
+// EncodeRow encodes vec (length Dim) into rc, as Append encodes a row. It
+// is safe for concurrent use (with distinct rc).
+func (q *Quantizer) EncodeRow(vec []float32, rc *RowCode) {
+	sc, _ := q.scratch.Get().(*rowScratch)
+	if sc == nil {
+		sc = &rowScratch{make([]float32, q.pdim), make([]float32, q.pdim)}
+	}
+	q.encodeRow(vec, rc, sc.rot, sc.tmp)
+	q.scratch.Put(sc)
+}
+
+// encodeRow is EncodeRow with the rotation's buffers (pdim each) given.
+func (q *Quantizer) encodeRow(vec []float32, rc *RowCode, rot, tmp []float32) {
+	if len(vec) != q.dim {
+		panic(fmt.Sprintf("vecmath: vector length %d != dim %d", len(vec), q.dim))
+	}
+	d := q.pdim
+	rc.bits, rc.nib = grow(rc.bits, d/8), grow(rc.nib, d/2)
+	r := rot
+	q.rotate(vec, r, tmp)
 	var ss, l1 float64
 	for _, x := range r {
 		ss += float64(x) * float64(x)
 		l1 += math.Abs(float64(x))
 	}
-	d := c.q.pdim
-	block, pos := c.bitsAt(i)
-	nib := c.nib[i*c.nibBytes() : (i+1)*c.nibBytes()]
-	if c.exactOnly(i) {
-		c.inexact--
-	}
-	c.c1[i], c.sd1[i], c.s4[i], c.nrm[i] = 0, 0, 0, 0
-	clear(nib)
-	for m := range d / 8 {
-		block[32*m+pos] = 0
-	}
+	rc.c1, rc.sd1, rc.s4, rc.nrm = 0, 0, 0, 0
+	clear(rc.bits)
+	clear(rc.nib)
 	switch {
 	case math.IsNaN(ss) || math.IsInf(ss, 0):
-		c.nrm[i] = float32(math.Inf(1))
-		c.inexact++
+		rc.nrm = float32(math.Inf(1))
 		return
 	case l1 == 0:
 		return // the zero row: every estimate is exactly 0
@@ -212,9 +259,9 @@ func (c *Codes) encode(i int, vec []float32) {
 	nrm := math.Sqrt(ss)
 	// <obar, o>: how well the sign vector aligns with the row (RaBitQ).
 	ob := min(l1/(math.Sqrt(float64(d))*nrm), 1)
-	c.c1[i] = float32(ss / l1)
-	c.sd1[i] = float32(math.Sqrt((1-ob*ob)/(ob*ob)/float64(d-1)) * nrm)
-	c.nrm[i] = float32(nrm)
+	rc.c1 = float32(ss / l1)
+	rc.sd1 = float32(math.Sqrt((1-ob*ob)/(ob*ob)/float64(d-1)) * nrm)
+	rc.nrm = float32(nrm)
 	// Sign bits: bit t of the nibble of position p is coordinate 4p+t.
 	for m := range d / 8 {
 		var b byte
@@ -223,18 +270,44 @@ func (c *Codes) encode(i int, vec []float32) {
 				b |= 1 << t
 			}
 		}
-		block[32*m+pos] = b
+		rc.bits[m] = b
 	}
 	// int4: per 64 coordinates, byte i holds coordinate i (low nibble) and
 	// i+32 (high nibble), each stored as k+7 for k in [-7, 7].
 	s4 := maxAbs(r) / int4Max
-	c.s4[i] = s4
+	rc.s4 = s4
 	for ch := range d / 64 {
 		for i := range 32 {
 			lo := int4Code(r[64*ch+i], s4)
 			hi := int4Code(r[64*ch+32+i], s4)
-			nib[32*ch+i] = lo | hi<<4
+			rc.nib[32*ch+i] = lo | hi<<4
 		}
+	}
+}
+
+// AppendCode stores rc, which EncodeRow made with c's quantizer, as row
+// Len(): the same codes Append would write for the row.
+func (c *Codes) AppendCode(rc *RowCode) {
+	if len(rc.bits) != c.q.pdim/8 || len(rc.nib) != c.nibBytes() {
+		panic(fmt.Sprintf("vecmath: a row code of %d dimensions for codes of %d", 8*len(rc.bits), c.q.pdim))
+	}
+	c.grow1()
+	c.put(c.n-1, rc)
+}
+
+// put writes rc as row i's codes.
+func (c *Codes) put(i int, rc *RowCode) {
+	if c.exactOnly(i) {
+		c.inexact--
+	}
+	block, pos := c.bitsAt(i)
+	for m, b := range rc.bits {
+		block[32*m+pos] = b
+	}
+	copy(c.nib[i*c.nibBytes():(i+1)*c.nibBytes()], rc.nib)
+	c.c1[i], c.sd1[i], c.s4[i], c.nrm[i] = rc.c1, rc.sd1, rc.s4, rc.nrm
+	if c.exactOnly(i) {
+		c.inexact++
 	}
 }
 

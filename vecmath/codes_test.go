@@ -97,6 +97,47 @@ func TestCodesReserve(t *testing.T) {
 	}
 }
 
+// TestCodesAppendCode: rows encoded ahead (EncodeRow, one RowCode reused)
+// and stored by AppendCode give the codes Append gives, exact-only and
+// zero rows included; a row code of another dimension panics.
+func TestCodesAppendCode(t *testing.T) {
+	const dim = 100
+	q := NewQuantizer(dim)
+	r := newRand(8)
+	var rows [][]float32
+	for i := range 70 {
+		v := randUnit(r, dim)
+		switch i % 23 {
+		case 4:
+			v[1] = nan
+		case 9:
+			v[2] = float32(math.Inf(-1))
+		case 15:
+			clear(v)
+		}
+		rows = append(rows, v)
+	}
+	c := NewCodes(q)
+	rc := q.RowCodeIn(make([]byte, q.RowCodeBytes()))
+	for _, v := range rows {
+		q.EncodeRow(v, &rc)
+		c.AppendCode(&rc)
+	}
+	equalCodes(t, c, codesOf(q, rows))
+	// A row re-encoded over an exact-only one keeps the count right.
+	rows[4] = randUnit(r, dim)
+	c.Set(4, rows[4])
+	equalCodes(t, c, codesOf(q, rows))
+
+	NewQuantizer(2*dim).EncodeRow(randUnit(r, 2*dim), &rc)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a row code of another dimension was appended")
+		}
+	}()
+	c.AppendCode(&rc)
+}
+
 func TestCodesPanics(t *testing.T) {
 	q := NewQuantizer(8)
 	c := codesOf(q, [][]float32{make([]float32, 8)})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/viterin/vek/vek32"
 )
@@ -42,7 +43,8 @@ const (
 type Quantizer struct {
 	dim, pdim int
 	signs     [rotRounds][]float32
-	scale     float32 // (1/sqrt(rotBlock))^rotRounds
+	scale     float32   // (1/sqrt(rotBlock))^rotRounds
+	scratch   sync.Pool // *rowScratch of EncodeRow
 }
 
 // NewQuantizer returns the quantizer of vectors of length dim (dim > 0).
