@@ -77,8 +77,7 @@ func (c *Cluster) proposeOnce(ctx context.Context, g *shard.Group, cmd []byte) (
 func (c *Cluster) barrier(ctx context.Context, g *shard.Group) error {
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
-	hosted := c.hosts(g)
-	left := func() bool { return hosted && !c.hosts(g) }
+	left := func() bool { return c.leftGroup(g) }
 	for {
 		err := c.barrierOnce(ctx, g, left)
 		if err == nil || !(errors.Is(err, shard.ErrNotLeader) || errors.Is(err, errNoLeader) || errors.Is(err, errDial)) {
@@ -108,6 +107,13 @@ func (c *Cluster) barrierOnce(ctx context.Context, g *shard.Group, left func() b
 		return err
 	}
 	return waitIndex(ctx, g, resp.Index, left)
+}
+
+// leftGroup reports whether this node learned it was removed from g: the
+// eviction check marked g for the configuration it still has.
+func (c *Cluster) leftGroup(g *shard.Group) bool {
+	voters, nonvoters, err := g.Voters()
+	return err == nil && c.evictedFrom(g.ID(), voters, nonvoters)
 }
 
 // leftPoll is how often a wait for the leader's read index checks whether
