@@ -35,11 +35,11 @@ func (f *FSM) batchable(c *WriteCmd) bool {
 // completes each gate with the command's earlier stored rows of its domain
 // (exactly, with the reference kernel) and refuses or stores the item,
 // while another goroutine adds each stored atom's edges. The new rows
-// reach the arenas once every gate is done, since the gates read them. Both paths
-// find the exact nearest live tip (reference-kernel cosine, lowest ID
-// among equals) unless a search misses it (an estimate outside its bound,
-// or the nearest row outside the exact gate's gateRecheck best SIMD
-// scores), so item for item, results and state equal the item-by-item
+// reach the arenas once every gate is done, since the gates read them.
+// Both paths find the exact nearest live tip (reference-kernel cosine,
+// lowest ID among equals) unless a search misses it (an estimate outside
+// its bound, or the nearest row outside the exact gate's gateRecheck best
+// SIMD scores), so item for item, results and state equal the item-by-item
 // path's (TestBatchMatchesItemByItem); every replica takes the same path.
 //
 // pre, when not nil, is this command's batch gate with every gate against
