@@ -3,9 +3,10 @@ package cluster
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hebbdb/hebb/shard"
 )
 
 // TestEvictionMark: a group marked evicted for this node's configuration of
@@ -53,32 +54,38 @@ func TestEvictionMark(t *testing.T) {
 	waitUntil(t, "a leader heard clears the mark", func() bool { return n2.hosts(g) })
 }
 
+// leaderlessReplica starts two nodes holding group 1 and kills the first:
+// the second keeps listing itself in a group that has no leader from then
+// on, as a replica removed without learning it does. mark marks the group
+// evicted there, as the eviction check would.
+func leaderlessReplica(t *testing.T, prefix string) (n *Cluster, g *shard.Group, mark func()) {
+	nodes := startNodes(t, 0, prefix+"1", prefix+"2")
+	n, g = nodes[1], nodes[1].groups[1]
+	waitUntil(t, "both nodes are voters of group 1 with a leader", func() bool {
+		_, addr := g.Leader()
+		voters, _, err := g.Voters()
+		return err == nil && len(voters) == 2 && addr != ""
+	})
+	nodes[0].kill() // two voters, one left: no leader from now on
+	voters, nonvoters, err := g.Voters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, g, func() { n.evicted.Store(g.ID(), configKey(voters, nonvoters)) }
+}
+
 // TestBarrierLeavesAnEvictedGroup: a read waiting for a leader of a group
 // this node was removed from stops waiting once the node is marked evicted
 // and answers NotHosted (the router then forwards it), rather than failing
 // as unavailable at its deadline.
 func TestBarrierLeavesAnEvictedGroup(t *testing.T) {
 	t.Parallel()
-	nodes := startNodes(t, 0, "b1", "b2")
-	n1, n2 := nodes[0], nodes[1]
-	const gid = 1
-	g := n2.groups[gid]
-	waitUntil(t, "both nodes are voters of group 1 with a leader", func() bool {
-		_, addr := g.Leader()
-		voters, _, err := g.Voters()
-		return err == nil && len(voters) == 2 && addr != ""
-	})
-	n1.kill() // two voters, one left: no leader from now on
-	voters, nonvoters, err := g.Voters()
-	if err != nil {
-		t.Fatal(err)
-	}
-
+	n2, _, mark := leaderlessReplica(t, "b")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := n2.ReadFSM(ctx, tenantIn(gid))
+		_, err := n2.ReadFSM(ctx, tenantIn(1))
 		done <- err
 	}()
 	time.Sleep(300 * time.Millisecond)
@@ -87,7 +94,7 @@ func TestBarrierLeavesAnEvictedGroup(t *testing.T) {
 		t.Fatalf("ReadFSM of a leaderless group returned before the eviction: %v", err)
 	default:
 	}
-	n2.evicted.Store(uint32(gid), configKey(voters, nonvoters))
+	mark()
 	var nh *NotHostedError
 	if err := <-done; !errors.As(err, &nh) {
 		t.Fatalf("ReadFSM waiting on a group this node left: %v, want NotHostedError", err)
@@ -100,14 +107,11 @@ func TestBarrierLeavesAnEvictedGroup(t *testing.T) {
 // deadline.
 func TestWaitIndexLeavesAnEvictedGroup(t *testing.T) {
 	t.Parallel()
-	n := startNodes(t, 0, "w1")[0]
-	g := n.groups[1]
-	waitUntil(t, "group 1 has a leader", g.IsLeader)
-	var left atomic.Bool
-	time.AfterFunc(3*leftPoll/2, func() { left.Store(true) })
+	n, g, mark := leaderlessReplica(t, "w")
+	time.AfterFunc(3*leftPoll/2, mark)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 	defer cancel()
-	if err := waitIndex(ctx, g, g.AppliedIndex()+1000, left.Load); !errors.Is(err, errLeftGroup) {
+	if err := n.waitIndex(ctx, g, g.AppliedIndex()+1000); !errors.Is(err, errLeftGroup) {
 		t.Fatalf("waiting for an index that never comes, after leaving: %v, want errLeftGroup", err)
 	}
 }

@@ -77,13 +77,12 @@ func (c *Cluster) proposeOnce(ctx context.Context, g *shard.Group, cmd []byte) (
 func (c *Cluster) barrier(ctx context.Context, g *shard.Group) error {
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
-	left := func() bool { return c.leftGroup(g) }
 	for {
-		err := c.barrierOnce(ctx, g, left)
+		err := c.barrierOnce(ctx, g)
 		if err == nil || !(errors.Is(err, shard.ErrNotLeader) || errors.Is(err, errNoLeader) || errors.Is(err, errDial)) {
 			return unavailable(err)
 		}
-		if left() {
+		if c.leftGroup(g) {
 			return fmt.Errorf("%w: group %d", errLeftGroup, g.ID())
 		}
 		select {
@@ -94,7 +93,7 @@ func (c *Cluster) barrier(ctx context.Context, g *shard.Group) error {
 	}
 }
 
-func (c *Cluster) barrierOnce(ctx context.Context, g *shard.Group, left func() bool) error {
+func (c *Cluster) barrierOnce(ctx context.Context, g *shard.Group) error {
 	if g.IsLeader() {
 		return g.ReadIndex(ctx)
 	}
@@ -106,7 +105,7 @@ func (c *Cluster) barrierOnce(ctx context.Context, g *shard.Group, left func() b
 	if err != nil {
 		return err
 	}
-	return waitIndex(ctx, g, resp.Index, left)
+	return c.waitIndex(ctx, g, resp.Index)
 }
 
 // leftGroup reports whether this node learned it was removed from g: the
@@ -121,8 +120,8 @@ func (c *Cluster) leftGroup(g *shard.Group) bool {
 const leftPoll = 250 * time.Millisecond
 
 // waitIndex waits until g's local replica applied idx, in slices of
-// leftPoll, returning errLeftGroup once left reports the node removed.
-func waitIndex(ctx context.Context, g *shard.Group, idx uint64, left func() bool) error {
+// leftPoll, returning errLeftGroup once this node learns it left g.
+func (c *Cluster) waitIndex(ctx context.Context, g *shard.Group, idx uint64) error {
 	for {
 		slice, cancel := context.WithTimeout(ctx, leftPoll)
 		err := g.WaitIndex(slice, idx)
@@ -130,7 +129,7 @@ func waitIndex(ctx context.Context, g *shard.Group, idx uint64, left func() bool
 		if err == nil || ctx.Err() != nil || slice.Err() == nil {
 			return err
 		}
-		if left() {
+		if c.leftGroup(g) {
 			return fmt.Errorf("%w: group %d", errLeftGroup, g.ID())
 		}
 	}

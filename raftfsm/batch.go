@@ -120,15 +120,15 @@ type batchGate struct {
 	cos   []float32
 	split bool // fewer items than cores: each search may spread over cores
 	// The command's items grouped by domain, in item order.
-	group   []int32           // per item: its group, -1 for secrets
-	pos     []int32           // per item: its place in its group
-	members [][]int32         // per group: its items
-	norm    []float32         // per item: |vector|
-	codes   []vecmath.RowCode // per item: its row's codes when its domain keeps codes (encode)
-	dots    [][]float32       // per item: SIMD dots with the items before it in its group
-	stored  []*Atom           // per item: the atom stored for it (the applying goroutine's)
-	grown   []grownBlock      // blocks with room made for the command's rows (reserve)
-	edges   []chunkCopy       // copies of the edge chunks a snapshot shares that the command changes
+	group   []int32            // per item: its group, -1 for secrets
+	pos     []int32            // per item: its place in its group
+	members [][]int32          // per group: its items
+	norm    []float32          // per item: |vector|
+	codes   []*vecmath.RowCode // per item: its row's codes when its domain keeps codes (encode)
+	dots    [][]float32        // per item: SIMD dots with the items before it in its group
+	stored  []*Atom            // per item: the atom stored for it (the applying goroutine's)
+	grown   []grownBlock       // blocks with room made for the command's rows (reserve)
+	edges   []chunkCopy        // copies of the edge chunks a snapshot shares that the command changes
 
 	// order is the order items are claimed in: domain by domain, so that
 	// consecutive gates scan the same codes, still in a core's caches
@@ -313,21 +313,21 @@ func (b *batchGate) claim(g *gate) bool {
 // codes, in one allocation.
 func (b *batchGate) placeCodes(dim int) {
 	q := quantizer(dim)
-	size, n := q.RowCodeBytes(), 0
-	for _, d := range b.pre {
-		if d != nil && d.hasCodes() {
-			n++
-		}
-	}
-	if n == 0 {
-		return
-	}
-	mem := make([]byte, n*size)
-	b.codes = make([]vecmath.RowCode, len(b.pre))
+	var coded []int
 	for i, d := range b.pre {
 		if d != nil && d.hasCodes() {
-			b.codes[i], mem = q.RowCodeIn(mem[:size]), mem[size:]
+			coded = append(coded, i)
 		}
+	}
+	if len(coded) == 0 {
+		return
+	}
+	size := q.RowCodeBytes()
+	mem, codes := make([]byte, len(coded)*size), make([]vecmath.RowCode, len(coded))
+	b.codes = make([]*vecmath.RowCode, len(b.pre))
+	for k, i := range coded {
+		codes[k] = q.RowCodeIn(mem[k*size : (k+1)*size])
+		b.codes[i] = &codes[k]
 	}
 }
 
@@ -336,17 +336,18 @@ func (b *batchGate) placeCodes(dim int) {
 // core and under the read lock, rather than one by one under the write
 // lock (a 500-item batch's store held it ~14 ms, ~3 ms of that encoding).
 func (b *batchGate) encode(i int) {
-	if b.codes != nil && b.pre[i] != nil && b.pre[i].hasCodes() {
-		quantizer(b.dim).EncodeRow(b.items[i].Vector, &b.codes[i])
+	if rc := b.rowCode(i); rc != nil {
+		quantizer(b.dim).EncodeRow(b.items[i].Vector, rc)
 	}
 }
 
-// rowCode returns item i's row codes encoded ahead, nil when there are none.
+// rowCode returns the room placeCodes gave item i's row codes (encoded
+// once the item is gated), nil when there is none.
 func (b *batchGate) rowCode(i int) *vecmath.RowCode {
-	if b.codes == nil || b.pre[i] == nil || !b.pre[i].hasCodes() {
+	if b.codes == nil {
 		return nil
 	}
-	return &b.codes[i]
+	return b.codes[i]
 }
 
 // wait returns once item i is gated, gating unclaimed items meanwhile.

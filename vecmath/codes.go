@@ -38,9 +38,7 @@ type Codes struct {
 	nrm []float32 // |r|; +Inf marks an exact-only row
 	// inexact counts exact-only rows: rows whose rotation is not finite.
 	inexact int
-	row     RowCode   // scratch of encode
-	rot     []float32 // scratch: rotated row
-	tmp     []float32
+	row     RowCode // scratch of encode
 }
 
 // exactOnly reports whether row i must always be evaluated exactly.
@@ -60,7 +58,7 @@ func (c *Codes) Quantizer() *Quantizer { return c.q }
 // Bytes is the memory the codes hold (capacity included).
 func (c *Codes) Bytes() int {
 	return cap(c.bits) + cap(c.nib) + 4*(cap(c.c1)+cap(c.sd1)+cap(c.s4)+cap(c.nrm)) +
-		cap(c.row.bits) + cap(c.row.nib) + 4*(cap(c.rot)+cap(c.tmp))
+		cap(c.row.bits) + cap(c.row.nib)
 }
 
 func (c *Codes) blockBytes() int { return blockRows * c.q.pdim / 8 }
@@ -190,10 +188,7 @@ func (c *Codes) bitsAt(i int) ([]byte, int) {
 // NaN or ±Inf, or overflows) is marked exact-only (nrm = +Inf): searches
 // always evaluate it exactly, so it behaves as in an exact scan.
 func (c *Codes) encode(i int, vec []float32) {
-	if c.rot == nil {
-		c.rot, c.tmp = make([]float32, c.q.pdim), make([]float32, c.q.pdim)
-	}
-	c.q.encodeRow(vec, &c.row, c.rot, c.tmp)
+	c.q.EncodeRow(vec, &c.row)
 	c.put(i, &c.row)
 }
 
@@ -224,23 +219,18 @@ type rowScratch struct{ rot, tmp []float32 }
 // EncodeRow encodes vec (length Dim) into rc, as Append encodes a row. It
 // is safe for concurrent use (with distinct rc).
 func (q *Quantizer) EncodeRow(vec []float32, rc *RowCode) {
+	if len(vec) != q.dim {
+		panic(fmt.Sprintf("vecmath: vector length %d != dim %d", len(vec), q.dim))
+	}
 	sc, _ := q.scratch.Get().(*rowScratch)
 	if sc == nil {
 		sc = &rowScratch{make([]float32, q.pdim), make([]float32, q.pdim)}
 	}
-	q.encodeRow(vec, rc, sc.rot, sc.tmp)
-	q.scratch.Put(sc)
-}
-
-// encodeRow is EncodeRow with the rotation's buffers (pdim each) given.
-func (q *Quantizer) encodeRow(vec []float32, rc *RowCode, rot, tmp []float32) {
-	if len(vec) != q.dim {
-		panic(fmt.Sprintf("vecmath: vector length %d != dim %d", len(vec), q.dim))
-	}
+	defer q.scratch.Put(sc)
 	d := q.pdim
 	rc.bits, rc.nib = grow(rc.bits, d/8), grow(rc.nib, d/2)
-	r := rot
-	q.rotate(vec, r, tmp)
+	r := sc.rot
+	q.rotate(vec, r, sc.tmp)
 	var ss, l1 float64
 	for _, x := range r {
 		ss += float64(x) * float64(x)

@@ -38,14 +38,11 @@ func TestCodesFollowSwapRemove(t *testing.T) {
 	const dim = 100
 	q := NewQuantizer(dim)
 	r := newRand(21)
-	var rows [][]float32
-	for i := range 70 {
-		v := randUnit(r, dim)
+	rows := randRows(r, 70, dim, func(i int, v []float32) {
 		if i%17 == 3 {
 			v[0] = nan // exact-only rows move too
 		}
-		rows = append(rows, v)
-	}
+	})
 	c := codesOf(q, rows)
 	// Remove rows the way domainIndex does: the last row moves into the
 	// freed slot, then the codes shrink by one.
@@ -104,9 +101,7 @@ func TestCodesAppendCode(t *testing.T) {
 	const dim = 100
 	q := NewQuantizer(dim)
 	r := newRand(8)
-	var rows [][]float32
-	for i := range 70 {
-		v := randUnit(r, dim)
+	rows := randRows(r, 70, dim, func(i int, v []float32) {
 		switch i % 23 {
 		case 4:
 			v[1] = nan
@@ -115,8 +110,7 @@ func TestCodesAppendCode(t *testing.T) {
 		case 15:
 			clear(v)
 		}
-		rows = append(rows, v)
-	}
+	})
 	c := NewCodes(q)
 	rc := q.RowCodeIn(make([]byte, q.RowCodeBytes()))
 	for _, v := range rows {

@@ -108,3 +108,14 @@ func (e dotExpect) check(t *testing.T, what string, got float32) {
 		t.Fatalf("%s = %v, want %s %v ± %g", what, got, e.class, e.value, e.errBound)
 	}
 }
+
+// randRows returns n random unit rows of dim, each passed to edit (by
+// index) to make some special.
+func randRows(r *rand.Rand, n, dim int, edit func(i int, v []float32)) [][]float32 {
+	rows := make([][]float32, n)
+	for i := range rows {
+		rows[i] = randUnit(r, dim)
+		edit(i, rows[i])
+	}
+	return rows
+}
