@@ -47,9 +47,11 @@
 //     estimate of each row's dot and an upper bound bitsEps deviations above
 //     it (the estimator's error is close to Gaussian with a deviation known
 //     per row).
-//  2. Seeds: the rows of best estimate are refined with their 4-bit codes
-//     and the best of those evaluated exactly (with the caller's Weight),
-//     until K rows are eligible; the K-th exact score is the threshold tau.
+//  2. Seeds: the rows of largest upper bound are refined with their 4-bit
+//     codes and the best of those evaluated exactly (with the caller's
+//     Weight), until K rows are eligible; the K-th exact score is the
+//     threshold tau. (The scan keeps only each row's upper bound, not its
+//     estimate: one float a row to write and read back, not two.)
 //  3. Candidates: every other row whose stage-1 upper bound can reach tau is
 //     refined with its 4-bit code (bound int4Eps deviations), and those whose
 //     refined bound still reaches tau are evaluated exactly.

@@ -129,15 +129,20 @@ type estConsts struct {
 //	est = c1 * (float32(sum-a5) * s5),  ub = est + (sd1*e1 + c1*k1)
 //
 // each operation rounded to float32, which is what the AVX2 kernel
-// computes, and per block the largest estimate in bmax.
+// computes, and per block the largest upper bound in bmax. The kernel
+// stores no estimate; est, when not nil, gets them here (for tests).
 func scanEstRef(lut, codes []byte, blocks, pairs, stride int, c1, sd1 []float32, k *estConsts, est, ub, bmax []float32, raw []uint16) {
 	scanBitsRef(lut, codes, blocks, pairs, stride, raw)
 	for b := range blocks {
 		m := float32(math.Inf(-1))
 		for i := b * blockRows; i < (b+1)*blockRows; i++ {
-			est[i], ub[i] = k.est(int32(raw[i]), c1[i], sd1[i])
-			if est[i] > m {
-				m = est[i]
+			e, u := k.est(int32(raw[i]), c1[i], sd1[i])
+			if est != nil {
+				est[i] = e
+			}
+			ub[i] = u
+			if u > m {
+				m = u
 			}
 		}
 		bmax[b] = m

@@ -21,7 +21,7 @@ func dotInt4RowsAVX2(q *int8, codes *byte, rowBytes int, rows *int32, n, chunks 
 // scanEstAVX2 is scanEst in AVX2 (scan_amd64.s); blocks and pairs > 0.
 //
 //go:noescape
-func scanEstAVX2(lut, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, est, ub, bmax *float32)
+func scanEstAVX2(lut, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, ub, bmax *float32)
 
 // filterGEAVX2 is filterGE in AVX2 (scan_amd64.s); n a multiple of 8,
 // room for n in out, perm filterPerm; it counts with POPCNT, which AVX2
@@ -50,12 +50,12 @@ var filterPerm = func() (p [256][8]int32) {
 	return p
 }()
 
-func scanEst(lut, codes []byte, blocks, pairs, stride int, c1, sd1 []float32, k *estConsts, est, ub, bmax []float32, raw []uint16) {
+func scanEst(lut, codes []byte, blocks, pairs, stride int, c1, sd1 []float32, k *estConsts, ub, bmax []float32, raw []uint16) {
 	if accelerated {
-		scanEstAVX2(&lut[0], &codes[0], blocks, pairs, stride, &c1[0], &sd1[0], k, &est[0], &ub[0], &bmax[0])
+		scanEstAVX2(&lut[0], &codes[0], blocks, pairs, stride, &c1[0], &sd1[0], k, &ub[0], &bmax[0])
 		return
 	}
-	scanEstRef(lut, codes, blocks, pairs, stride, c1, sd1, k, est, ub, bmax, raw)
+	scanEstRef(lut, codes, blocks, pairs, stride, c1, sd1, k, nil, ub, bmax, raw)
 }
 
 func filterGE(v []float32, t float32, base int32, out []int32) []int32 {

@@ -166,13 +166,13 @@ chunk:
 	VZEROUPPER
 	RET
 
-// func scanEstAVX2(lut, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, est, ub, bmax *float32)
+// func scanEstAVX2(lut, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, ub, bmax *float32)
 //
-// scanBitsAVX2 followed, per block, by the stage-1 estimates of its 32
+// scanBitsAVX2 followed, per block, by the stage-1 upper bounds of its 32
 // rows, with the same float32 operations in the same order as estRef:
 // t = float32(sum - a5) * s5; est = c1 * t; ub = est + (sd1*e1 + c1*k1);
-// bmax gets the block's largest estimate.
-TEXT ·scanEstAVX2(SB), NOSPLIT, $0-88
+// bmax gets the block's largest upper bound. Estimates are not stored.
+TEXT ·scanEstAVX2(SB), NOSPLIT, $0-80
 	MOVQ lut+0(FP), SI
 	MOVQ codes+8(FP), DI
 	MOVQ blocks+16(FP), CX
@@ -181,9 +181,8 @@ TEXT ·scanEstAVX2(SB), NOSPLIT, $0-88
 	MOVQ c1+40(FP), R13
 	MOVQ sd1+48(FP), R14
 	MOVQ k+56(FP), AX
-	MOVQ est+64(FP), R9
-	MOVQ ub+72(FP), R15
-	MOVQ bmax+80(FP), BX
+	MOVQ ub+64(FP), R15
+	MOVQ bmax+72(FP), BX
 	VPBROADCASTD 0(AX), Y14  // a5
 	VBROADCASTSS 4(AX), Y13  // s5
 	VBROADCASTSS 8(AX), Y12  // e1
@@ -215,39 +214,38 @@ eblock:
 	VEXTRACTI128 $1, Y5, X9
 	VPMOVZXWD    X9, Y9
 
-#define EST(Y, off) \
+// EST leaves the upper bounds of 8 rows in U and stores them.
+#define EST(Y, U, off) \
 	VPSUBD    Y14, Y, Y; \
 	VCVTDQ2PS Y, Y; \
 	VMULPS    Y13, Y, Y; \
 	VMOVUPS   off(R13), Y10; \
 	VMULPS    Y10, Y, Y; \
-	VMOVUPS   Y, off(R9); \
 	VMULPS    off(R14), Y12, Y2; \
 	VMULPS    Y10, Y11, Y3; \
 	VADDPS    Y3, Y2, Y2; \
-	VADDPS    Y2, Y, Y2; \
-	VMOVUPS   Y2, off(R15)
+	VADDPS    Y2, Y, U; \
+	VMOVUPS   U, off(R15)
 
-	EST(Y6, 0)
-	EST(Y7, 32)
-	EST(Y8, 64)
-	EST(Y9, 96)
+	EST(Y6, Y0, 0)
+	EST(Y7, Y1, 32)
+	EST(Y8, Y4, 64)
+	EST(Y9, Y5, 96)
 
-	VMAXPS       Y7, Y6, Y6
-	VMAXPS       Y9, Y8, Y8
-	VMAXPS       Y8, Y6, Y6
-	VEXTRACTF128 $1, Y6, X7
-	VMAXPS       X7, X6, X6
-	VPERMILPS    $0x4e, X6, X7
-	VMAXPS       X7, X6, X6
-	VPERMILPS    $0xb1, X6, X7
-	VMAXPS       X7, X6, X6
-	VMOVSS       X6, (BX)
+	VMAXPS       Y1, Y0, Y0
+	VMAXPS       Y5, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSS       X0, (BX)
 	ADDQ         $4, BX
 
 	ADDQ $128, R13
 	ADDQ $128, R14
-	ADDQ $128, R9
 	ADDQ $128, R15
 	ADDQ R8, DI
 	DECQ CX

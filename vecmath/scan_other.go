@@ -10,8 +10,8 @@ func dotInt4Rows(q []int8, codes []byte, rows []int32, out []int32) {
 	dotInt4RowsRef(q, codes, rows, out)
 }
 
-func scanEst(lut, codes []byte, blocks, pairs, stride int, c1, sd1 []float32, k *estConsts, est, ub, bmax []float32, raw []uint16) {
-	scanEstRef(lut, codes, blocks, pairs, stride, c1, sd1, k, est, ub, bmax, raw)
+func scanEst(lut, codes []byte, blocks, pairs, stride int, c1, sd1 []float32, k *estConsts, ub, bmax []float32, raw []uint16) {
+	scanEstRef(lut, codes, blocks, pairs, stride, c1, sd1, k, nil, ub, bmax, raw)
 }
 
 func filterGE(v []float32, t float32, base int32, out []int32) []int32 {

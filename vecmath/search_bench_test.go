@@ -116,16 +116,16 @@ func BenchmarkSearchCodeScan(b *testing.B) {
 				segs := []Segment{{Arena: set.arena, Rows: n, Codes: set.codes}}
 				s.begin(vec, segs, &SearchOptions{K: 1})
 				s.cq.prepare(s.q, vec)
-				s.raw = make([]uint16, len(s.est))
+				s.raw = make([]uint16, len(s.ub))
 				b.SetBytes(int64(len(set.codes.bits)))
 				for b.Loop() {
 					if par {
 						split(n, func(from, to int) {
 							m := (to - from + blockRows - 1) / blockRows * blockRows
-							s.scanCodes(set.codes, from, m, s.est[from:from+m], s.ub[from:from+m], s.bmax[from/blockRows:], s.raw[from:from+m])
+							s.scanCodes(set.codes, from, m, s.ub[from:from+m], s.bmax[from/blockRows:], s.raw[from:from+m])
 						})
 					} else {
-						s.scanCodes(set.codes, 0, len(s.est), s.est, s.ub, s.bmax, s.raw)
+						s.scanCodes(set.codes, 0, len(s.ub), s.ub, s.bmax, s.raw)
 					}
 				}
 			})

@@ -260,8 +260,8 @@ func TestSearchScanned(t *testing.T) {
 				if s.stats.Exact != 0 {
 					t.Errorf("%d rows evaluated before Scanned", s.stats.Exact)
 				}
-				if name == "random" && !(s.est[0] == s.est[0]) {
-					t.Errorf("no estimate of row 0 at Scanned")
+				if name == "random" && !(s.ub[0] == s.ub[0]) {
+					t.Errorf("no bound of row 0 at Scanned")
 				}
 			}
 			s.Search(vec, segs, &o)
