@@ -105,10 +105,13 @@ type Searcher struct {
 }
 
 // task is one parallel unit of stage 1: rows [from, to) of a segment, from
-// a multiple of 32; cand collects its candidates.
+// a multiple of 32; cand collects its candidates (global rows), and rows,
+// dots, e4 and u4 their rows in the segment and int4 refinement.
 type task struct {
 	seg, from, to int
-	cand          []int32
+	cand, rows    []int32
+	dots          []int32
+	e4, u4        []float32
 }
 
 // span is a run [from, to) of listed rows of one segment.
@@ -344,7 +347,7 @@ func (s *Searcher) seed() float32 {
 	eligible := 0
 	for ; ; p *= 4 {
 		slices.Sort(s.list)
-		s.refineFrom(0, true)
+		s.refineListed()
 		// Evaluate the refined rows by int4 estimate, best first.
 		// Evaluate the best few by int4 estimate (a few more than K tighten
 		// the threshold), then, while fewer than K are eligible, the rest.
@@ -385,10 +388,10 @@ func (s *Searcher) hasRows() bool {
 	return false
 }
 
-// refineFrom computes the int4 estimates of listed rows [start, len) (in
-// global order); mark marks them handled in ub, so that no later pass over
-// ub lists them again.
-func (s *Searcher) refineFrom(start int, mark bool) {
+// refineListed computes the int4 estimates of the listed rows (in global
+// order) and marks them handled in ub, so that no later pass over ub lists
+// them again.
+func (s *Searcher) refineListed() {
 	n := len(s.list)
 	s.rows, s.segs = grow(s.rows, n), grow(s.segs, n)
 	s.dots, s.e4, s.u4 = grow(s.dots, n), grow(s.e4, n), grow(s.u4, n)
@@ -396,7 +399,7 @@ func (s *Searcher) refineFrom(start int, mark bool) {
 	// Each segment's rows are contiguous; the int4 kernel runs over runs
 	// of one segment's rows.
 	s.runs = s.runs[:0]
-	for i := start; i < n; {
+	for i := 0; i < n; {
 		seg := s.segOf(int(s.list[i]))
 		end, off := s.off[seg]+s.seg[seg].Rows, int32(s.off[seg])
 		coded := s.seg[seg].Codes != nil
@@ -407,9 +410,7 @@ func (s *Searcher) refineFrom(start int, mark bool) {
 			if !coded {
 				s.e4[j], s.u4[j] = s.ub[g], s.ub[g] // exact
 			}
-			if mark {
-				s.ub[g] = nan
-			}
+			s.ub[g] = nan
 		}
 		if coded {
 			for from := i; from < j; from += refineRows {
@@ -421,16 +422,23 @@ func (s *Searcher) refineFrom(start int, mark bool) {
 	}
 	s.run(len(s.runs), func(k int) {
 		r := s.runs[k]
-		c := s.seg[r.seg].Codes
-		DotInt4Rows(s.cq.q8, c.nib, s.rows[r.from:r.to], s.dots[r.from:r.to])
-		for i := r.from; i < r.to; i++ {
-			row := s.rows[i]
-			s.e4[i], s.u4[i] = s.cq.est4(s.dots[i], c.s4[row], c.nrm[row])
-			if c.inexact > 0 && c.exactOnly(int(row)) {
-				s.e4[i], s.u4[i] = float32(math.Inf(1)), float32(math.Inf(1))
-			}
-		}
+		s.refine(s.seg[r.seg].Codes, s.rows[r.from:r.to], s.dots[r.from:r.to], s.e4[r.from:r.to], s.u4[r.from:r.to])
 	})
+}
+
+// refine computes the int4 estimates and upper bounds of rows of c (+Inf
+// for a row only evaluated exactly), using dots as scratch.
+func (s *Searcher) refine(c *Codes, rows, dots []int32, e4, u4 []float32) {
+	if len(rows) == 0 {
+		return
+	}
+	DotInt4Rows(s.cq.q8, c.nib, rows, dots)
+	for i, row := range rows {
+		e4[i], u4[i] = s.cq.est4(dots[i], c.s4[row], c.nrm[row])
+		if c.inexact > 0 && c.exactOnly(int(row)) {
+			e4[i], u4[i] = float32(math.Inf(1)), float32(math.Inf(1))
+		}
+	}
 }
 
 // segOf returns the segment holding global row g.
@@ -523,10 +531,13 @@ func (s *Searcher) candidates(tau float32) {
 		t = tau / s.opt.MinWeight
 	}
 	t -= float32(math.Abs(float64(t))) * 1e-6
+	// Each task lists and refines its own candidates: one pass over the
+	// cores instead of two, and no segment lookups.
 	s.run(s.ntasks, func(j int) {
 		tk := &s.tasks[j]
 		lo := s.off[tk.seg] + tk.from
 		tk.cand = filterGE(s.ub[lo:lo+tk.to-tk.from], t, int32(lo), tk.cand[:0])
+		s.refineTask(tk)
 	})
 	// Keep the refined seeds not yet evaluated, then list the candidates
 	// (in global order: tasks are, and so is each task's list).
@@ -538,11 +549,39 @@ func (s *Searcher) candidates(tau float32) {
 			kept++
 		}
 	}
-	s.list = s.list[:kept]
+	s.list, s.rows, s.segs = s.list[:kept], s.rows[:kept], s.segs[:kept]
+	s.e4, s.u4 = s.e4[:kept], s.u4[:kept]
 	for _, tk := range s.tasks[:s.ntasks] {
 		s.list = append(s.list, tk.cand...)
+		s.rows = append(s.rows, tk.rows...)
+		for range tk.cand {
+			s.segs = append(s.segs, int32(tk.seg))
+		}
+		s.e4 = append(s.e4, tk.e4...)
+		s.u4 = append(s.u4, tk.u4...)
+		if s.seg[tk.seg].Codes != nil {
+			s.stats.Refined += len(tk.cand)
+		}
 	}
-	s.refineFrom(kept, false)
+}
+
+// refineTask computes the int4 estimates of a task's candidates (the exact
+// dot twice in a segment without codes).
+func (s *Searcher) refineTask(tk *task) {
+	n := len(tk.cand)
+	tk.rows, tk.dots = grow(tk.rows, n), grow(tk.dots, n)
+	tk.e4, tk.u4 = grow(tk.e4, n), grow(tk.u4, n)
+	off := int32(s.off[tk.seg])
+	for i, g := range tk.cand {
+		tk.rows[i] = g - off
+	}
+	if c := s.seg[tk.seg].Codes; c != nil {
+		s.refine(c, tk.rows, tk.dots, tk.e4, tk.u4)
+		return
+	}
+	for i, g := range tk.cand {
+		tk.e4[i], tk.u4[i] = s.ub[g], s.ub[g] // exact
+	}
 }
 
 // admit weighs and evaluates the refined rows whose upper bound can still

@@ -362,3 +362,49 @@ func TestEstimatorCalibration(t *testing.T) {
 		t.Fatalf("normalised 1-bit error: mean %.3f, deviation %.3f", mean, sd)
 	}
 }
+
+// TestSearchExactRowsBehindSeeds: rows of a segment without codes that
+// place in the top K although the coded rows' wider bounds took every seed
+// are found as candidates.
+func TestSearchExactRowsBehindSeeds(t *testing.T) {
+	const dim, n, k = 384, 4000, 10
+	q := NewQuantizer(dim)
+	r := newRand(41)
+	vec := randUnit(r, dim)
+	coded := make([]float32, 0, n*dim)
+	c := NewCodes(q)
+	for range n {
+		v := randUnit(r, dim)
+		coded = append(coded, v...)
+		c.Append(v)
+	}
+	// Exact rows at cosines about 0.04 to 0.14: some among the best of
+	// the random rows (deviation 0.05), under the seeds' bounds.
+	var exact []float32
+	for i := range 40 {
+		cos := 0.04 + 0.10*float32(i)/40
+		noise := randUnit(r, dim)
+		row := make([]float32, dim)
+		for j := range row {
+			row[j] = cos*vec[j] + float32(math.Sqrt(float64(1-cos*cos)))*noise[j]
+		}
+		Normalize(row)
+		exact = append(exact, row...)
+	}
+	segs := []Segment{{Arena: coded, Rows: n, Codes: c}, {Arena: exact, Rows: 40}}
+	opt := &SearchOptions{K: k, Floor: float32(math.Inf(-1))}
+	s := NewSearcher(q)
+	want := s.SearchRef(vec, segs, opt)
+	inExact := 0
+	for _, h := range want {
+		if h.Seg == 1 {
+			inExact++
+		}
+	}
+	if inExact == 0 || inExact == len(want) {
+		t.Fatalf("%d of the top %d rows are exact ones: the case tests nothing", inExact, len(want))
+	}
+	if missed := checkSearch(t, s, vec, segs, opt); missed != 0 {
+		t.Fatalf("%d rows missed", missed)
+	}
+}
