@@ -194,3 +194,50 @@ func overlap(got, want []vecmath.Hit) (int, int) {
 	}
 	return f, len(want)
 }
+
+// BenchmarkSearchBlocks is the semantic search as a server runs it: the
+// benchmark's texts in blocks of 8,192 rows, each with its own codes (as
+// raftfsm keeps a domain's rows), the scan spread over the cores, the top 10
+// above a floor of 0.3, the "window" queries hebb bench sends. It reports
+// the median and p90 of a search and the median of its scan (until
+// Scanned), and the rows refined and evaluated exactly.
+func BenchmarkSearchBlocks(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("rows=%d", n), func(b *testing.B) {
+			set := hashSet(b, n)
+			var segs []vecmath.Segment
+			for from := 0; from < n; from += 8192 {
+				to := min(from+8192, n)
+				c := vecmath.NewCodes(set.codes.Quantizer())
+				for i := from; i < to; i++ {
+					c.Append(set.arena[i*recallDim : (i+1)*recallDim])
+				}
+				segs = append(segs, vecmath.Segment{Arena: set.arena[from*recallDim : to*recallDim], Rows: to - from, Codes: c})
+			}
+			s := vecmath.NewSearcher(set.codes.Quantizer())
+			var start time.Time
+			var lat, scan []time.Duration
+			opt := &vecmath.SearchOptions{K: 10, Floor: 0.3, Fanout: vecmath.FanoutForTest,
+				Scanned: func() { scan = append(scan, time.Since(start)) }}
+			queries := set.queries["window"]
+			var refined, exact int
+			i := 0
+			for b.Loop() {
+				start = time.Now()
+				s.Search(queries[i%len(queries)], segs, opt)
+				lat = append(lat, time.Since(start))
+				refined += s.Stats().Refined
+				exact += s.Stats().Exact
+				i++
+			}
+			slices.Sort(lat)
+			slices.Sort(scan)
+			ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+			b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+			b.ReportMetric(ms(lat[len(lat)*9/10]), "p90-ms")
+			b.ReportMetric(ms(scan[len(scan)/2]), "scan-p50-ms")
+			b.ReportMetric(float64(refined)/float64(i), "int4rows/op")
+			b.ReportMetric(float64(exact)/float64(i), "exactrows/op")
+		})
+	}
+}

@@ -1,0 +1,5 @@
+package vecmath
+
+// FanoutForTest runs tasks on GOMAXPROCS goroutines, as raftfsm does, for
+// the external benchmarks.
+var FanoutForTest = fanout
