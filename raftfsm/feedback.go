@@ -23,9 +23,7 @@ func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 		seen[id] = true
 		// float64() rounds the product: no FMA fusion, same bits everywhere.
 		a.Valence = clamp(a.Valence+float64(valenceRate*(outcome-a.Valence)), -1, 1)
-		if a.Valence != 0 {
-			t.valenced = true
-		}
+		t.noteValence(a.Valence)
 		res.Updated++
 		sum += a.Valence
 		eta := feedbackEta * abs(outcome)

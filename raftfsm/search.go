@@ -473,9 +473,11 @@ func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int)
 		}
 		return float32(1 + Alpha*v)
 	}
+	// Every weight lies between those of the tenant's valence bounds
+	// (weight is increasing; the margin covers Pow's rounding).
 	minW, maxW := float32(1), float32(1)
-	if s.t.valenced {
-		minW, maxW = weight(-1), weight(1)
+	if s.t.valMin != 0 || s.t.valMax != 0 {
+		minW, maxW = weight(s.t.valMin)*(1-1e-6), weight(s.t.valMax)*(1+1e-6)
 	}
 	opt := &vecmath.SearchOptions{K: n, Floor: floor, MinWeight: minW, MaxWeight: maxW, Scanned: s.kickoff}
 	eligible := func(a *Atom) (float32, bool) {

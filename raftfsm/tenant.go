@@ -22,10 +22,18 @@ type tenant struct {
 	// the feed is append-only and a cursor is stable under concurrent writes.
 	lastCreated int64
 	vs          *vecStore // the state's rows on disk (spill.go)
-	// valenced is set once any atom of the tenant has had a non-zero
-	// valence (never cleared): until then every relevance weight is 1 and
-	// quantised searches bound scores tightly.
-	valenced bool
+	// valMin and valMax bound the valences the tenant's atoms have had
+	// (widened, never narrowed, until a restore recomputes them from the
+	// atoms): quantised searches bound relevance weights by their weights,
+	// all 1 until some feedback, so bounds stay as tight as the valences
+	// allow (after one feedback of outcome 1, a valence of 0.3 bounds
+	// relevance by 1 + α·0.3 instead of 1 + α).
+	valMin, valMax float64
+}
+
+// noteValence widens the tenant's valence bounds to hold v.
+func (t *tenant) noteValence(v float64) {
+	t.valMin, t.valMax = min(t.valMin, v), max(t.valMax, v)
 }
 
 func newTenant(id string, vs *vecStore) *tenant {
@@ -64,9 +72,7 @@ func (t *tenant) insert(a *Atom, vec []float32) {
 // copies of those strings (its concept slice is rewritten in place).
 func (t *tenant) index(a *Atom) *domainIndex {
 	t.atoms[a.ID] = a
-	if a.Valence != 0 {
-		t.valenced = true
-	}
+	t.noteValence(a.Valence)
 	d := t.domain(a.Domain)
 	a.Domain = d.name
 	a.slot = -1

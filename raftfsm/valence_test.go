@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// A tenant's quantised searches bound relevance weights by 1 until some atom
-// gets a valence; feedback and restore must raise the flag, or searches
-// would miss rows whose weight exceeds the bound.
-func TestValencedFlagFollowsFeedbackAndRestore(t *testing.T) {
+// A tenant's quantised searches bound relevance weights by those of the
+// valences its atoms have had: 1 until some feedback. Feedback and restore
+// must widen the bounds, or searches would miss rows whose weight exceeds
+// them; a bound tighter than the valences allow would do the same.
+func TestValenceBoundsFollowFeedbackAndRestore(t *testing.T) {
 	const dim = 32
 	withCodedRows(t, 16)
 	rng := rand.New(rand.NewSource(9))
@@ -22,17 +23,49 @@ func TestValencedFlagFollowsFeedbackAndRestore(t *testing.T) {
 			Content: "atom", Domain: "d", Vector: randomUnit(rng, dim)})
 	}
 	f.Apply(1, cmd.Encode())
-	if f.tenants["org"].valenced {
-		t.Fatal("valenced before any feedback")
+	if tn := f.tenants["org"]; tn.valMin != 0 || tn.valMax != 0 {
+		t.Fatalf("valence bounds [%v, %v] before any feedback", tn.valMin, tn.valMax)
 	}
-	// Strong positive feedback on a quarter of the atoms: their weights
-	// reach 1 + α·v > 1, which a bound of 1 would cut off.
+	check := func(name string, st *FSM) {
+		t.Helper()
+		tn := st.tenants["org"]
+		for _, a := range tn.atoms {
+			if a.Valence < tn.valMin || a.Valence > tn.valMax {
+				t.Fatalf("%s: valence %v outside the bounds [%v, %v]", name, a.Valence, tn.valMin, tn.valMax)
+			}
+		}
+		for i := range 30 {
+			req := &ReadRequest{Tenant: "org", Vector: randomUnit(rng, dim), TopK: 1 + i%10, MinRelevance: -1}
+			if d := codedVsExact(st, req); d != "" {
+				t.Fatalf("%s, request %d: %s", name, i, d)
+			}
+		}
+	}
+	// Positive feedback once on a quarter of the atoms (their weights reach
+	// 1 + α·0.3 > 1, which a bound of 1 would cut off), then again on a few
+	// (higher still), and negative on some.
+	index := uint64(1)
+	apply := func(i int, outcome float64) {
+		index++
+		f.Apply(index, (&FeedbackCmd{Tenant: "org", IDs: []ID{ids[i]}, Outcome: outcome, At: baseTime}).Encode())
+	}
 	for i := 0; i < len(ids); i += 4 {
-		f.Apply(uint64(2+i), (&FeedbackCmd{Tenant: "org", IDs: []ID{ids[i]}, Outcome: 1, At: baseTime}).Encode())
+		apply(i, 1)
 	}
-	if !f.tenants["org"].valenced {
-		t.Fatal("feedback did not set valenced")
+	if tn := f.tenants["org"]; !(tn.valMax > 0.29 && tn.valMax < 0.31) || tn.valMin != 0 {
+		t.Fatalf("one feedback of 1: bounds [%v, %v], want [0, 0.3]", tn.valMin, tn.valMax)
 	}
+	check("after one feedback", f)
+	for i := 0; i < len(ids); i += 40 {
+		apply(i, 1)
+	}
+	for i := 1; i < len(ids); i += 8 {
+		apply(i, -1)
+	}
+	if tn := f.tenants["org"]; !(tn.valMax > 0.5 && tn.valMin < -0.29) {
+		t.Fatalf("more feedback: bounds [%v, %v], want about [-0.3, 0.51]", tn.valMin, tn.valMax)
+	}
+	check("after more feedback", f)
 	snap, err := f.Snapshot()
 	if err != nil {
 		t.Fatal(err)
@@ -45,15 +78,8 @@ func TestValencedFlagFollowsFeedbackAndRestore(t *testing.T) {
 	if err := g.Restore(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !g.tenants["org"].valenced {
-		t.Fatal("restore lost valenced")
+	if a, b := f.tenants["org"], g.tenants["org"]; a.valMin != b.valMin || a.valMax != b.valMax {
+		t.Fatalf("restore: bounds [%v, %v], before [%v, %v]", b.valMin, b.valMax, a.valMin, a.valMax)
 	}
-	for i := range 30 {
-		req := &ReadRequest{Tenant: "org", Vector: randomUnit(rng, dim), TopK: 1 + i%10, MinRelevance: -1}
-		for _, st := range []*FSM{f, g} {
-			if d := codedVsExact(st, req); d != "" {
-				t.Fatalf("request %d: %s", i, d)
-			}
-		}
-	}
+	check("restored", g)
 }
