@@ -23,7 +23,7 @@ func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 		seen[id] = true
 		// float64() rounds the product: no FMA fusion, same bits everywhere.
 		a.Valence = clamp(a.Valence+float64(valenceRate*(outcome-a.Valence)), -1, 1)
-		t.noteValence(a.Valence)
+		t.noteValence(a)
 		res.Updated++
 		sum += a.Valence
 		eta := feedbackEta * abs(outcome)

@@ -3,6 +3,7 @@ package raftfsm
 import (
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,7 +69,7 @@ func quantizer(dim int) *vecmath.Quantizer { return codingFor(dim).q }
 // that has no task left for it (fanoutThen), or, when the search did not
 // spread, on a goroutine of its own once the search is done.
 func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.SearchOptions, idle func(),
-	weight func(a *Atom) (float32, bool), hit func(d *domainIndex, a *Atom, h vecmath.Hit)) {
+	heavy map[*Atom]struct{}, weight func(a *Atom) (float32, bool), hit func(d *domainIndex, a *Atom, h vecmath.Hit)) {
 	c := codingFor(dim)
 	ds := c.pool.Get().(*domainSearch)
 	defer func() {
@@ -87,6 +88,9 @@ func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.Sea
 		rows += len(d.rows)
 	}
 	ds.segs, ds.owners = segs, owners
+	if len(heavy) > 0 {
+		listHeavy(doms, segs, heavy)
+	}
 	opt.Weight = func(seg, row int) (float32, bool) {
 		o := owners[seg]
 		return weight(o.d.rows[o.base+row])
@@ -105,6 +109,38 @@ func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.Sea
 	}
 	if idle != nil {
 		go idle()
+	}
+}
+
+// maxHeavy is how many atoms of positive valence a tenant's searches list
+// as vecmath Heavy rows, each bounded by the largest weight; with more, every
+// row is.
+const maxHeavy = 1024
+
+// listHeavy sets the Heavy rows of the domains' segments (as
+// domainIndex.segments appended them, in order): the rows of the heavy
+// atoms in those domains.
+func listHeavy(doms []*domainIndex, segs []vecmath.Segment, heavy map[*Atom]struct{}) {
+	type span struct {
+		d     *domainIndex
+		first int // index of the domain's first segment
+	}
+	spans := make(map[string]span, len(doms))
+	k := 0
+	for _, d := range doms {
+		spans[d.name] = span{d, k}
+		k += len(d.blocks)
+	}
+	for a := range heavy {
+		sp, ok := spans[a.Domain]
+		if !ok || a.slot < 0 || int(a.slot) >= len(sp.d.rows) || sp.d.rows[a.slot] != a {
+			continue // another domain's atom, or a secret
+		}
+		sg := &segs[sp.first+int(a.slot)/arenaRows]
+		sg.Heavy = append(sg.Heavy, a.slot%int32(arenaRows))
+	}
+	for i := range segs {
+		slices.Sort(segs[i].Heavy)
 	}
 }
 

@@ -29,10 +29,20 @@ func TestValenceBoundsFollowFeedbackAndRestore(t *testing.T) {
 	check := func(name string, st *FSM) {
 		t.Helper()
 		tn := st.tenants["org"]
+		positive := 0
 		for _, a := range tn.atoms {
 			if a.Valence < tn.valMin || a.Valence > tn.valMax {
 				t.Fatalf("%s: valence %v outside the bounds [%v, %v]", name, a.Valence, tn.valMin, tn.valMax)
 			}
+			if _, in := tn.boosted[a]; in != (a.Valence > 0) {
+				t.Fatalf("%s: atom of valence %v boosted %v", name, a.Valence, in)
+			}
+			if a.Valence > 0 {
+				positive++
+			}
+		}
+		if positive == 0 || len(tn.boosted) != positive {
+			t.Fatalf("%s: %d boosted atoms, %d of positive valence", name, len(tn.boosted), positive)
 		}
 		for i := range 30 {
 			req := &ReadRequest{Tenant: "org", Vector: randomUnit(rng, dim), TopK: 1 + i%10, MinRelevance: -1}
@@ -61,6 +71,15 @@ func TestValenceBoundsFollowFeedbackAndRestore(t *testing.T) {
 	}
 	for i := 1; i < len(ids); i += 8 {
 		apply(i, -1)
+	}
+	for i := 4; i < len(ids); i += 40 {
+		apply(i, -1) // 0.3 becomes -0.09: no longer boosted
+	}
+	boosted := ids[8] // deleted: it must leave boosted too
+	index++
+	f.Apply(index, (&DeleteAtomCmd{Tenant: "org", ID: boosted}).Encode())
+	if f.tenants["org"].atoms[boosted] != nil {
+		t.Fatal("delete left the atom")
 	}
 	if tn := f.tenants["org"]; !(tn.valMax > 0.5 && tn.valMin < -0.29) {
 		t.Fatalf("more feedback: bounds [%v, %v], want about [-0.3, 0.51]", tn.valMin, tn.valMax)

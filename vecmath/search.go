@@ -12,11 +12,16 @@ import (
 // without codes is scanned exactly. A segment whose rows are kept outside
 // memory has a nil Arena and a Reader; it must have codes, since only the
 // few rows a search evaluates exactly are read.
+//
+// Heavy lists, ascending, the rows whose weight may exceed the options'
+// MaxWeight (up to HeavyWeight): a few boosted rows then do not widen every
+// row's bound.
 type Segment struct {
 	Arena  []float32
 	Reader RowReader
 	Rows   int
 	Codes  *Codes
+	Heavy  []int32
 }
 
 // RowReader reads the rows of a segment kept outside memory.
@@ -42,6 +47,9 @@ type SearchOptions struct {
 	// It is called for few rows, one at a time.
 	Weight               func(seg, row int) (float32, bool)
 	MinWeight, MaxWeight float32
+	// HeavyWeight bounds the weights of the segments' Heavy rows (at
+	// least MaxWeight); unused when no segment lists any.
+	HeavyWeight float32
 	// Floor drops rows scoring below it (use -Inf for none); it also
 	// prunes, so a high floor makes the search cheaper.
 	Floor float32
@@ -531,12 +539,20 @@ func (s *Searcher) candidates(tau float32) {
 		t = tau / s.opt.MinWeight
 	}
 	t -= float32(math.Abs(float64(t))) * 1e-6
+	th := t // the threshold of Heavy rows
+	if s.opt.Weight != nil && tau >= 0 && s.opt.HeavyWeight > s.opt.MaxWeight {
+		th = tau / s.opt.HeavyWeight
+		th -= float32(math.Abs(float64(th))) * 1e-6
+	}
 	// Each task lists and refines its own candidates: one pass over the
 	// cores instead of two, and no segment lookups.
 	s.run(s.ntasks, func(j int) {
 		tk := &s.tasks[j]
 		lo := s.off[tk.seg] + tk.from
 		tk.cand = filterGE(s.ub[lo:lo+tk.to-tk.from], t, int32(lo), tk.cand[:0])
+		if th < t {
+			s.heavyCandidates(tk, t, th)
+		}
 		s.refineTask(tk)
 	})
 	// Keep the refined seeds not yet evaluated, then list the candidates
@@ -565,6 +581,30 @@ func (s *Searcher) candidates(tau float32) {
 	}
 }
 
+// heavyCandidates adds to a task's candidates its Heavy rows whose bound
+// reaches th but not t (those reaching t are listed already), keeping the
+// list ascending.
+func (s *Searcher) heavyCandidates(tk *task, t, th float32) {
+	heavy := s.seg[tk.seg].Heavy
+	i, _ := slices.BinarySearch(heavy, int32(tk.from))
+	n := len(tk.cand)
+	off := int32(s.off[tk.seg])
+	for ; i < len(heavy) && int(heavy[i]) < tk.to; i++ {
+		if u := s.ub[off+heavy[i]]; u >= th && u < t {
+			tk.cand = append(tk.cand, off+heavy[i])
+		}
+	}
+	if len(tk.cand) > n {
+		slices.Sort(tk.cand)
+	}
+}
+
+// heavy reports whether a row is one of its segment's Heavy rows.
+func (s *Searcher) heavy(seg, row int) bool {
+	_, found := slices.BinarySearch(s.seg[seg].Heavy, int32(row))
+	return found
+}
+
 // refineTask computes the int4 estimates of a task's candidates (the exact
 // dot twice in a segment without codes).
 func (s *Searcher) refineTask(tk *task) {
@@ -587,12 +627,13 @@ func (s *Searcher) refineTask(tk *task) {
 // admit weighs and evaluates the refined rows whose upper bound can still
 // reach tau.
 func (s *Searcher) admit(tau float32) {
+	heavy := s.opt.Weight != nil && tau >= 0 && s.opt.HeavyWeight > s.opt.MaxWeight
 	for i := range s.list {
 		u := s.u4[i]
-		if !(s.upper(u) >= tau) { // NaN: evaluated already
-			continue
-		}
 		seg, row := int(s.segs[i]), int(s.rows[i])
+		if !(s.upper(u) >= tau) && !(heavy && u*s.opt.HeavyWeight >= tau && s.heavy(seg, row)) {
+			continue // NaN: evaluated already
+		}
 		w := float32(1)
 		if s.opt.Weight != nil {
 			s.stats.Weighed++

@@ -408,3 +408,77 @@ func TestSearchExactRowsBehindSeeds(t *testing.T) {
 		t.Fatalf("%d rows missed", missed)
 	}
 }
+
+// TestSearchHeavyRows: rows listed as Heavy, whose weight exceeds
+// MaxWeight, place in the top K although neither their blocks nor their
+// bounds reach the other rows' seeds and threshold.
+func TestSearchHeavyRows(t *testing.T) {
+	const dim, n, k = 384, 6000, 10
+	q := NewQuantizer(dim)
+	r := newRand(43)
+	vec := randUnit(r, dim)
+	near := func(cos float32) []float32 {
+		noise := randUnit(r, dim)
+		row := make([]float32, dim)
+		for j := range row {
+			row[j] = cos*vec[j] + float32(math.Sqrt(float64(1-cos*cos)))*noise[j]
+		}
+		Normalize(row)
+		return row
+	}
+	// The first row of blocks 0-99 near the query (cosines 0.40 to 0.50,
+	// weight 1: more blocks than the seeds take), a row of blocks 100-119
+	// less near (0.20 to 0.30) but Heavy (weight 2), the rest random
+	// (weight 0.8).
+	kind := func(row int) int { // 0 near, 1 heavy, 2 random
+		switch {
+		case row%32 == 0 && row < 100*32:
+			return 0
+		case row%32 == 5 && row >= 100*32 && row < 120*32:
+			return 1
+		}
+		return 2
+	}
+	arena := make([]float32, 0, n*dim)
+	var heavy []int32
+	for i := range n {
+		switch kind(i) {
+		case 0:
+			arena = append(arena, near(0.40+0.1*float32(i/32)/100)...)
+		case 1:
+			arena = append(arena, near(0.20+0.1*float32(i/32-100)/20)...)
+			heavy = append(heavy, int32(i))
+		default:
+			arena = append(arena, randUnit(r, dim)...)
+		}
+	}
+	c := NewCodes(q)
+	for i := range n {
+		c.Append(arena[i*dim : (i+1)*dim])
+	}
+	weight := func(_, row int) (float32, bool) {
+		return [3]float32{1, 2, 0.8}[kind(row)], true
+	}
+	for _, fan := range []bool{false, true} {
+		segs := []Segment{{Arena: arena, Rows: n, Codes: c, Heavy: heavy}}
+		opt := &SearchOptions{K: k, Floor: float32(math.Inf(-1)), Weight: weight,
+			MinWeight: 0.8, MaxWeight: 1, HeavyWeight: 2}
+		if fan {
+			opt.Fanout = fanout
+		}
+		s := NewSearcher(q)
+		want := s.SearchRef(vec, segs, opt)
+		inHeavy := 0
+		for _, h := range want {
+			if kind(h.Row) == 1 {
+				inHeavy++
+			}
+		}
+		if inHeavy == 0 || inHeavy == len(want) {
+			t.Fatalf("%d of the top %d rows are heavy ones: the case tests nothing", inHeavy, len(want))
+		}
+		if missed := checkSearch(t, s, vec, segs, opt); missed != 0 {
+			t.Fatalf("fanout %v: %d rows missed", fan, missed)
+		}
+	}
+}
