@@ -24,6 +24,21 @@ type domainIndex struct {
 	// the next write that would overwrite a row copies the blocks first.
 	shared bool
 	vs     *vecStore // the state's: whether its rows go to disk (spill.go)
+	// heavy lists, ascending, the slots of the rows whose atom has a
+	// positive valence: searches bound them by the tenant's largest
+	// weight and every other row by 1 (vecmath Segment.Heavy).
+	heavy []int32
+}
+
+// setHeavy lists slot among the heavy rows (on) or takes it off.
+func (d *domainIndex) setHeavy(slot int32, on bool) {
+	i, found := slices.BinarySearch(d.heavy, slot)
+	switch {
+	case on && !found:
+		d.heavy = slices.Insert(d.heavy, i, slot)
+	case !on && found:
+		d.heavy = slices.Delete(d.heavy, i, i+1)
+	}
 }
 
 // arenaBlock is up to arenaRows contiguous rows and their codes. Its rows
@@ -152,6 +167,9 @@ func (d *domainIndex) addRow(a *Atom, vec []float32) int {
 	i := len(d.rows)
 	a.slot = int32(i)
 	d.rows = append(d.rows, a)
+	if a.Valence > 0 {
+		d.heavy = append(d.heavy, a.slot) // the last slot: still ascending
+	}
 	k := i / arenaRows
 	if k == len(d.blocks) {
 		d.blocks = append(d.blocks, d.newBlock(len(vec)))
@@ -256,8 +274,15 @@ func (d *domainIndex) remove(a *Atom, dim int) {
 	}
 	last := len(d.rows) - 1
 	slot := int(a.slot)
+	if a.Valence > 0 {
+		d.setHeavy(a.slot, false)
+	}
 	if slot != last {
 		moved := d.rows[last]
+		if moved.Valence > 0 {
+			d.setHeavy(int32(last), false)
+			d.setHeavy(a.slot, true)
+		}
 		row := d.ownVec(moved, dim)
 		d.setRow(slot, dim, row)
 		d.rows[slot] = moved

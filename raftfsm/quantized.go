@@ -36,6 +36,7 @@ type domainSearch struct {
 	s      *vecmath.Searcher
 	segs   []vecmath.Segment
 	owners []segOwner
+	heavy  []int32 // the segments' Heavy rows
 }
 
 // segOwner is the domain of a segment and the domain row of its first row.
@@ -69,7 +70,7 @@ func quantizer(dim int) *vecmath.Quantizer { return codingFor(dim).q }
 // that has no task left for it (fanoutThen), or, when the search did not
 // spread, on a goroutine of its own once the search is done.
 func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.SearchOptions, idle func(),
-	heavy map[*Atom]struct{}, weight func(a *Atom) (float32, bool), hit func(d *domainIndex, a *Atom, h vecmath.Hit)) {
+	weight func(a *Atom) (float32, bool), hit func(d *domainIndex, a *Atom, h vecmath.Hit)) {
 	c := codingFor(dim)
 	ds := c.pool.Get().(*domainSearch)
 	defer func() {
@@ -88,8 +89,8 @@ func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.Sea
 		rows += len(d.rows)
 	}
 	ds.segs, ds.owners = segs, owners
-	if len(heavy) > 0 {
-		listHeavy(doms, segs, heavy)
+	if opt.HeavyWeight > opt.MaxWeight {
+		ds.heavy = listHeavy(doms, segs, ds.heavy)
 	}
 	opt.Weight = func(seg, row int) (float32, bool) {
 		o := owners[seg]
@@ -112,36 +113,29 @@ func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.Sea
 	}
 }
 
-// maxHeavy is how many atoms of positive valence a tenant's searches list
-// as vecmath Heavy rows, each bounded by the largest weight; with more, every
-// row is.
-const maxHeavy = 1024
-
 // listHeavy sets the Heavy rows of the domains' segments (as
-// domainIndex.segments appended them, in order): the rows of the heavy
-// atoms in those domains.
-func listHeavy(doms []*domainIndex, segs []vecmath.Segment, heavy map[*Atom]struct{}) {
-	type span struct {
-		d     *domainIndex
-		first int // index of the domain's first segment
+// domainIndex.segments appended them, in order), in block rows, from the
+// domains' heavy slots; scratch holds them, and is returned.
+func listHeavy(doms []*domainIndex, segs []vecmath.Segment, scratch []int32) []int32 {
+	total := 0
+	for _, d := range doms {
+		total += len(d.heavy)
 	}
-	spans := make(map[string]span, len(doms))
+	scratch = slices.Grow(scratch[:0], total) // no reallocation below
 	k := 0
 	for _, d := range doms {
-		spans[d.name] = span{d, k}
-		k += len(d.blocks)
-	}
-	for a := range heavy {
-		sp, ok := spans[a.Domain]
-		if !ok || a.slot < 0 || int(a.slot) >= len(sp.d.rows) || sp.d.rows[a.slot] != a {
-			continue // another domain's atom, or a secret
+		h := d.heavy
+		for b := range d.blocks {
+			start, base := len(scratch), int32(b*arenaRows)
+			for len(h) > 0 && h[0] < base+int32(arenaRows) {
+				scratch = append(scratch, h[0]-base)
+				h = h[1:]
+			}
+			segs[k].Heavy = scratch[start:len(scratch):len(scratch)]
+			k++
 		}
-		sg := &segs[sp.first+int(a.slot)/arenaRows]
-		sg.Heavy = append(sg.Heavy, a.slot%int32(arenaRows))
 	}
-	for i := range segs {
-		slices.Sort(segs[i].Heavy)
-	}
+	return scratch
 }
 
 // spreads reports whether a search of rows rows spreads its scans over the

@@ -132,7 +132,10 @@ func codedTenant(t *testing.T, seed int64, dim, n int, domains []string) *FSM {
 		switch r := rng.Float64(); {
 		case r < 0.3:
 			a.Valence = rng.Float64()*2 - 1
-			tn.noteValence(a) // as feedback would
+			tn.noteValence(a.Valence) // as feedback would
+			if a.Valence > 0 {
+				tn.domains[a.Domain].setHeavy(a.slot, true)
+			}
 		case r < 0.35:
 			a.SupersededBy = mkID(999_999)
 		case r < 0.37:

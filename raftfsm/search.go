@@ -474,16 +474,15 @@ func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int)
 		return float32(1 + Alpha*v)
 	}
 	// Every weight lies between those of the tenant's valence bounds
-	// (weight is increasing; the margin covers Pow's rounding). While few
-	// atoms have a positive valence, they are bounded apart and every
-	// other row by weight(0) = 1.
+	// (weight is increasing; the margin covers Pow's rounding). The rows
+	// of positive valence, listed by their domains, are bounded apart, and
+	// every other row by weight(0) = 1.
 	minW, maxW, heavyW := float32(1), float32(1), float32(0)
-	var heavy map[*Atom]struct{}
-	if s.t.valMin != 0 || s.t.valMax != 0 {
-		minW, maxW = weight(s.t.valMin)*(1-1e-6), weight(s.t.valMax)*(1+1e-6)
-		if k := len(s.t.boosted); k > 0 && k <= maxHeavy {
-			maxW, heavyW, heavy = 1, maxW, s.t.boosted
-		}
+	if s.t.valMin < 0 {
+		minW = weight(s.t.valMin) * (1 - 1e-6)
+	}
+	if s.t.valMax > 0 {
+		heavyW = weight(s.t.valMax) * (1 + 1e-6)
 	}
 	opt := &vecmath.SearchOptions{K: n, Floor: floor, MinWeight: minW, MaxWeight: maxW, HeavyWeight: heavyW,
 		Scanned: s.kickoff}
@@ -498,7 +497,7 @@ func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int)
 	if s.helped {
 		idle = s.helper
 	}
-	searchDomains(s.f.dim, s.req.Vector, doms, opt, idle, heavy, eligible, func(d *domainIndex, a *Atom, h vecmath.Hit) {
+	searchDomains(s.f.dim, s.req.Vector, doms, opt, idle, eligible, func(d *domainIndex, a *Atom, h vecmath.Hit) {
 		byAtom[a] = len(cands)
 		sim := float64(h.Sim)
 		cands = append(cands, s.score(a, d.memVec(a, s.f.dim), sim, s.semScore(sim), SourceSemantic))

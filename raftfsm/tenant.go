@@ -29,25 +29,11 @@ type tenant struct {
 	// allow (after one feedback of outcome 1, a valence of 0.3 bounds
 	// relevance by 1 + α·0.3 instead of 1 + α).
 	valMin, valMax float64
-	// boosted holds the atoms of positive valence, whose relevance weight
-	// exceeds 1: while they are few, searches bound them apart (vecmath
-	// Segment.Heavy) and every other row by weight 1.
-	boosted map[*Atom]struct{}
 }
 
-// noteValence widens the tenant's valence bounds to hold a's valence, and
-// keeps boosted up to date.
-func (t *tenant) noteValence(a *Atom) {
-	v := a.Valence
+// noteValence widens the tenant's valence bounds to hold v.
+func (t *tenant) noteValence(v float64) {
 	t.valMin, t.valMax = min(t.valMin, v), max(t.valMax, v)
-	switch {
-	case v > 0 && t.boosted == nil:
-		t.boosted = map[*Atom]struct{}{a: {}}
-	case v > 0:
-		t.boosted[a] = struct{}{}
-	default:
-		delete(t.boosted, a)
-	}
 }
 
 func newTenant(id string, vs *vecStore) *tenant {
@@ -86,7 +72,7 @@ func (t *tenant) insert(a *Atom, vec []float32) {
 // copies of those strings (its concept slice is rewritten in place).
 func (t *tenant) index(a *Atom) *domainIndex {
 	t.atoms[a.ID] = a
-	t.noteValence(a)
+	t.noteValence(a.Valence)
 	d := t.domain(a.Domain)
 	a.Domain = d.name
 	a.slot = -1
@@ -144,7 +130,6 @@ func (t *tenant) feedIndex(a *Atom) int {
 // are left as they are: a dangling pointer is how history reports a break.
 func (t *tenant) remove(a *Atom, dim int) {
 	delete(t.atoms, a.ID)
-	delete(t.boosted, a)
 	if d := t.domains[a.Domain]; d != nil {
 		if a.Type == Secret {
 			d.secrets--
