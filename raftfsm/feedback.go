@@ -22,12 +22,7 @@ func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 		}
 		seen[id] = true
 		// float64() rounds the product: no FMA fusion, same bits everywhere.
-		was := a.Valence
-		a.Valence = clamp(a.Valence+float64(valenceRate*(outcome-a.Valence)), -1, 1)
-		t.noteValence(a.Valence)
-		if d := t.domains[a.Domain]; d != nil && a.slot >= 0 && (was > 0) != (a.Valence > 0) {
-			d.setHeavy(a.slot, a.Valence > 0)
-		}
+		t.setValence(a, clamp(a.Valence+float64(valenceRate*(outcome-a.Valence)), -1, 1))
 		res.Updated++
 		sum += a.Valence
 		eta := feedbackEta * abs(outcome)

@@ -131,11 +131,7 @@ func codedTenant(t *testing.T, seed int64, dim, n int, domains []string) *FSM {
 		a := tn.atoms[id]
 		switch r := rng.Float64(); {
 		case r < 0.3:
-			a.Valence = rng.Float64()*2 - 1
-			tn.noteValence(a.Valence) // as feedback would
-			if a.Valence > 0 {
-				tn.domains[a.Domain].setHeavy(a.slot, true)
-			}
+			tn.setValence(a, rng.Float64()*2-1) // as feedback would
 		case r < 0.35:
 			a.SupersededBy = mkID(999_999)
 		case r < 0.37:

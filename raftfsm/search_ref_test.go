@@ -39,11 +39,8 @@ func refTenant(t *testing.T, seed int64, n int) *FSM {
 	}
 	for _, a := range f.tenants["org"].atoms {
 		if rng.Intn(3) == 0 {
-			a.Valence = float64(rng.Intn(5)-2) / 2  // -1, -0.5, 0, 0.5, 1: ties of relevance
-			f.tenants["org"].noteValence(a.Valence) // as feedback would
-			if a.Valence > 0 && a.slot >= 0 {
-				f.tenants["org"].domains[a.Domain].setHeavy(a.slot, true)
-			}
+			// -1, -0.5, 0, 0.5, 1: ties of relevance; set as feedback would.
+			f.tenants["org"].setValence(a, float64(rng.Intn(5)-2)/2)
 		}
 	}
 	return f

@@ -36,6 +36,17 @@ func (t *tenant) noteValence(v float64) {
 	t.valMin, t.valMax = min(t.valMin, v), max(t.valMax, v)
 }
 
+// setValence gives a (indexed) valence v, widening the valence bounds and
+// listing or unlisting a's row among its domain's heavy rows.
+func (t *tenant) setValence(a *Atom, v float64) {
+	was := a.Valence
+	a.Valence = v
+	t.noteValence(v)
+	if d := t.domains[a.Domain]; d != nil && a.slot >= 0 && (was > 0) != (v > 0) {
+		d.setHeavy(a.slot, v > 0)
+	}
+}
+
 func newTenant(id string, vs *vecStore) *tenant {
 	return &tenant{
 		id:       id,

@@ -80,7 +80,7 @@ func TestValenceBoundsFollowFeedbackAndRestore(t *testing.T) {
 		apply(i, -1) // 0.3 becomes -0.09: no longer boosted
 	}
 	apply(len(ids)-1, 1) // the last row, which the delete moves into a boosted row's slot
-	boosted := ids[8] // deleted: its row must leave the heavy rows too
+	boosted := ids[8]    // deleted: its row must leave the heavy rows too
 	index++
 	f.Apply(index, (&DeleteAtomCmd{Tenant: "org", ID: boosted}).Encode())
 	if f.tenants["org"].atoms[boosted] != nil {

@@ -49,6 +49,19 @@ func randUnit(r *rand.Rand, n int) []float32 {
 	}
 }
 
+// nearUnit returns a unit vector at about cosine cos from the unit vector
+// vec: cos·vec plus a random unit vector weighted to make it unit, then
+// normalised.
+func nearUnit(r *rand.Rand, vec []float32, cos float32) []float32 {
+	noise := randUnit(r, len(vec))
+	row := make([]float32, len(vec))
+	for j := range row {
+		row[j] = cos*vec[j] + float32(math.Sqrt(float64(1-cos*cos)))*noise[j]
+	}
+	Normalize(row)
+	return row
+}
+
 // dotExpect describes what any correct float32 dot of a and b must return:
 // the class of the result (NaN, ±Inf, finite) and, when finite, a value with
 // an error bound valid for every summation order, with or without FMA.

@@ -540,7 +540,7 @@ func (s *Searcher) candidates(tau float32) {
 	}
 	t -= float32(math.Abs(float64(t))) * 1e-6
 	th := t // the threshold of Heavy rows
-	if s.opt.Weight != nil && tau >= 0 && s.opt.HeavyWeight > s.opt.MaxWeight {
+	if s.heavyApart(tau) {
 		th = tau / s.opt.HeavyWeight
 		th -= float32(math.Abs(float64(th))) * 1e-6
 	}
@@ -599,6 +599,12 @@ func (s *Searcher) heavyCandidates(tk *task, t, th float32) {
 	}
 }
 
+// heavyApart reports whether Heavy rows need a bound of their own for
+// threshold tau: a heavier weight only lifts a score that can be positive.
+func (s *Searcher) heavyApart(tau float32) bool {
+	return s.opt.Weight != nil && tau >= 0 && s.opt.HeavyWeight > s.opt.MaxWeight
+}
+
 // heavy reports whether a row is one of its segment's Heavy rows.
 func (s *Searcher) heavy(seg, row int) bool {
 	_, found := slices.BinarySearch(s.seg[seg].Heavy, int32(row))
@@ -627,7 +633,7 @@ func (s *Searcher) refineTask(tk *task) {
 // admit weighs and evaluates the refined rows whose upper bound can still
 // reach tau.
 func (s *Searcher) admit(tau float32) {
-	heavy := s.opt.Weight != nil && tau >= 0 && s.opt.HeavyWeight > s.opt.MaxWeight
+	heavy := s.heavyApart(tau)
 	for i := range s.list {
 		u := s.u4[i]
 		seg, row := int(s.segs[i]), int(s.rows[i])

@@ -382,14 +382,7 @@ func TestSearchExactRowsBehindSeeds(t *testing.T) {
 	// the random rows (deviation 0.05), under the seeds' bounds.
 	var exact []float32
 	for i := range 40 {
-		cos := 0.04 + 0.10*float32(i)/40
-		noise := randUnit(r, dim)
-		row := make([]float32, dim)
-		for j := range row {
-			row[j] = cos*vec[j] + float32(math.Sqrt(float64(1-cos*cos)))*noise[j]
-		}
-		Normalize(row)
-		exact = append(exact, row...)
+		exact = append(exact, nearUnit(r, vec, 0.04+0.10*float32(i)/40)...)
 	}
 	segs := []Segment{{Arena: coded, Rows: n, Codes: c}, {Arena: exact, Rows: 40}}
 	opt := &SearchOptions{K: k, Floor: float32(math.Inf(-1))}
@@ -417,15 +410,6 @@ func TestSearchHeavyRows(t *testing.T) {
 	q := NewQuantizer(dim)
 	r := newRand(43)
 	vec := randUnit(r, dim)
-	near := func(cos float32) []float32 {
-		noise := randUnit(r, dim)
-		row := make([]float32, dim)
-		for j := range row {
-			row[j] = cos*vec[j] + float32(math.Sqrt(float64(1-cos*cos)))*noise[j]
-		}
-		Normalize(row)
-		return row
-	}
 	// The first row of blocks 0-99 near the query (cosines 0.40 to 0.50,
 	// weight 1: more blocks than the seeds take), a row of blocks 100-119
 	// less near (0.20 to 0.30) but Heavy (weight 2), the rest random
@@ -444,9 +428,9 @@ func TestSearchHeavyRows(t *testing.T) {
 	for i := range n {
 		switch kind(i) {
 		case 0:
-			arena = append(arena, near(0.40+0.1*float32(i/32)/100)...)
+			arena = append(arena, nearUnit(r, vec, 0.40+0.1*float32(i/32)/100)...)
 		case 1:
-			arena = append(arena, near(0.20+0.1*float32(i/32-100)/20)...)
+			arena = append(arena, nearUnit(r, vec, 0.20+0.1*float32(i/32-100)/20)...)
 			heavy = append(heavy, int32(i))
 		default:
 			arena = append(arena, randUnit(r, dim)...)
