@@ -191,8 +191,8 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	// (its helper runs them, or ranked calls s.kickoff then, or before
 	// it returns).
 	s.plan(pool, slots, k)
-	defer s.counting.wg.Wait()   // before the scratch goes back (deferred first)
-	defer s.associated.wg.Wait() // likewise
+	defer s.counting.settle()   // before the scratch goes back (deferred first)
+	defer s.associated.settle() // likewise
 	main := s.ranked(pool)
 	s.kickoff()
 	if req.Diversity > 0 && req.TopK < mmrPool && len(main) > k {
@@ -242,10 +242,10 @@ func (s *search) plan(n, slots, seats int) {
 	s.side = sideArgs{n, slots, seats}
 	s.countingAhead = n > 0 && len(s.req.Concepts) > 0
 	if s.countingAhead {
-		s.counting.add()
+		s.counting.add(s.countStage)
 	}
 	if s.req.IncludeAssociations {
-		s.associated.add()
+		s.associated.add(s.assocStage)
 	}
 }
 
@@ -261,10 +261,10 @@ func (s *search) kickoff() {
 	}
 	s.started = true
 	if s.countingAhead {
-		go s.countStage()
+		go s.counting.run()
 	}
 	if s.req.IncludeAssociations {
-		go s.assocStage()
+		go s.associated.run()
 	}
 }
 
@@ -273,24 +273,18 @@ func (s *search) kickoff() {
 // goroutine that finds no scan task left runs it, a goroutine already
 // running where new ones waited for a core to wake (fanoutThen).
 func (s *search) helper() {
-	if s.countingAhead {
-		s.countStage()
-	}
-	if s.req.IncludeAssociations {
-		s.assocStage()
-	}
+	s.counting.run()
+	s.associated.run()
 }
 
 // countStage counts the query concepts' postings (countMatches).
 func (s *search) countStage() {
-	defer s.counting.finish()
 	s.found = s.countMatches()
 }
 
 // assocStage expands the query's concepts and scores the atoms they reach
 // (hebbian).
 func (s *search) assocStage() {
-	defer s.associated.finish()
 	var weight map[string]float64
 	s.expanded, weight = s.expand()
 	if p := s.side; p.slots > 0 && len(s.expanded) > 0 {

@@ -23,27 +23,65 @@ const awaitSpin = 500 * time.Microsecond
 // when this read is the only one in the process: yielding goroutines go to
 // the scheduler's global queue, which a busy core visits rarely, and with
 // four clients searching, spinning reads served 9% fewer searches.
+//
+// A stage runs once, on whichever goroutine claims it first: the helper or
+// goroutine it was handed to, or the read itself when it needs the
+// stage's result before anyone else took it (wait). A read whose helper is
+// late (its core busy, or its vCPU descheduled by the host) then runs the
+// stage alone instead of waiting for the helper to be scheduled.
 type sideStage struct {
 	wg      sync.WaitGroup
 	running atomic.Bool
+	claimed atomic.Bool
+	body    func()
 }
 
-// add counts the stage before it starts.
-func (st *sideStage) add() {
+// add counts the stage, whose work is body, before it starts.
+func (st *sideStage) add(body func()) {
+	st.body = body
 	st.running.Store(true)
 	st.wg.Add(1)
 }
 
-// finish marks the stage done; its goroutine calls it last.
+// run runs the stage unless it was never added or another goroutine
+// claimed it; it reports whether it ran it.
+func (st *sideStage) run() bool {
+	if st.body == nil || !st.claimed.CompareAndSwap(false, true) {
+		return false
+	}
+	defer st.finish()
+	st.body()
+	return true
+}
+
+// finish marks the stage done.
 func (st *sideStage) finish() {
 	st.running.Store(false)
 	st.wg.Done()
 }
 
 // wait returns once the stage is done (at once when it was never added):
-// when no other read is running, it yields for up to awaitSpin first.
+// it runs the stage itself when no one has started it, and otherwise,
+// when no other read is running, yields for up to awaitSpin before it
+// blocks.
 func (st *sideStage) wait() {
+	if st.body == nil || st.run() {
+		return
+	}
 	yieldWhile(func() bool { return st.running.Load() && readsRunning.Load() <= 1 }, awaitSpin)
+	st.wg.Wait()
+}
+
+// settle returns once no goroutine runs the stage: one that no one
+// started is marked done without running (its result is not needed).
+func (st *sideStage) settle() {
+	if st.body == nil {
+		return
+	}
+	if st.claimed.CompareAndSwap(false, true) {
+		st.finish()
+		return
+	}
 	st.wg.Wait()
 }
 

@@ -1,14 +1,15 @@
 package raftfsm
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// TestSideStageWait checks that wait returns only after the stage's
-// goroutine finished, having seen what it wrote (the race detector checks
-// the ordering), whether the stage ends at once, while wait spins or after
-// it gave up spinning, and when other reads make it block at once.
+// TestSideStageWait checks that wait returns only after the stage ran,
+// having seen what it wrote (the race detector checks the ordering):
+// run by another goroutine that ends at once, while wait spins or after it
+// gave up spinning, and when other reads make it block at once.
 func TestSideStageWait(t *testing.T) {
 	// A stage never added: wait returns at once, without spinning (the
 	// fastest of three calls, so that a stalled one cannot fail the test).
@@ -17,6 +18,7 @@ func TestSideStageWait(t *testing.T) {
 	for range 3 {
 		start := time.Now()
 		never.wait()
+		never.settle()
 		fastest = min(fastest, time.Since(start))
 	}
 	if fastest >= awaitSpin {
@@ -27,18 +29,71 @@ func TestSideStageWait(t *testing.T) {
 		readsRunning.Add(running)
 		for _, after := range []time.Duration{0, 50 * time.Microsecond, 3 * awaitSpin} {
 			var st sideStage
-			result := 0
-			st.add()
-			go func() {
+			result, runs := 0, 0
+			st.add(func() {
 				time.Sleep(after)
 				result = 42
-				st.finish()
-			}()
+				runs++
+			})
+			go st.run()
+			for !st.claimed.Load() { // the other goroutine runs it, not wait
+				time.Sleep(10 * time.Microsecond)
+			}
 			st.wait()
-			if result != 42 || st.running.Load() {
-				t.Fatalf("reads running %d, stage of %v: wait returned before the stage finished", running, after)
+			if result != 42 || runs != 1 || st.running.Load() {
+				t.Fatalf("reads running %d, stage of %v: wait returned before the stage finished (runs %d)", running, after, runs)
 			}
 		}
 		readsRunning.Add(-running)
+	}
+}
+
+// TestSideStageClaim checks that a stage runs once whoever claims it: the
+// waiter runs one nobody started, on its own goroutine; a late helper then
+// does nothing; a stage nobody needed is settled without running, and
+// settle waits for one another goroutine runs.
+func TestSideStageClaim(t *testing.T) {
+	var st sideStage
+	var runs atomic.Int32
+	st.add(func() { runs.Add(1) })
+	st.wait() // no helper started: the waiter runs it
+	if runs.Load() != 1 || st.running.Load() {
+		t.Fatalf("wait with no helper: %d runs, running %v", runs.Load(), st.running.Load())
+	}
+	if st.run() || runs.Load() != 1 {
+		t.Fatal("a late helper ran the stage again")
+	}
+	st.settle()
+
+	var unneeded sideStage
+	unneeded.add(func() { runs.Add(1) })
+	unneeded.settle()
+	if runs.Load() != 1 || unneeded.running.Load() || unneeded.run() {
+		t.Fatal("settle ran a stage no one started, or left it running")
+	}
+
+	var slow sideStage
+	done := false
+	slow.add(func() { time.Sleep(2 * time.Millisecond); done = true })
+	go slow.run()
+	for !slow.claimed.Load() {
+		time.Sleep(10 * time.Microsecond)
+	}
+	slow.settle()
+	if !done {
+		t.Fatal("settle returned while another goroutine ran the stage")
+	}
+
+	// Helper and waiter racing: exactly one runs it.
+	for range 200 {
+		var race sideStage
+		var n atomic.Int32
+		race.add(func() { n.Add(1) })
+		go race.run()
+		race.wait()
+		race.settle()
+		if n.Load() != 1 {
+			t.Fatalf("raced stage ran %d times", n.Load())
+		}
 	}
 }
