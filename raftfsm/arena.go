@@ -21,7 +21,8 @@ type domainIndex struct {
 	rows    []*Atom
 	secrets int
 	// shared is set when a snapshot holds on to the blocks' rows (freeze):
-	// the next write that would overwrite a row copies the blocks first.
+	// the next write that would overwrite a row copies the blocks first,
+	// unless no snapshot is open any more (vecStore.snapshotsOpen).
 	shared bool
 	vs     *vecStore // the state's: whether its rows go to disk (spill.go)
 	// heavy lists, ascending, the slots of the rows whose atom has a
@@ -336,6 +337,10 @@ func (d *domainIndex) setRow(i, dim int, row []float32) {
 // them (freeze): rows in memory are copied, blocks on disk move to fresh
 // extents (the snapshot's stay until it is done, vecFile.pin).
 func (d *domainIndex) unshare(dim int) {
+	d.shared = false
+	if !d.vs.snapshotsOpen() {
+		return // the snapshots that held them are written: nothing to copy
+	}
 	for k := range d.blocks {
 		b := &d.blocks[k]
 		if b.disk == nil {

@@ -3,12 +3,14 @@ package raftfsm
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand"
 	"reflect"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // batchCase builds random batches over a few domains: vectors near a few
@@ -283,5 +285,91 @@ func TestBatchClaimsDomainByDomain(t *testing.T) {
 		if !b.done[i].Load() {
 			t.Fatalf("item %d never gated", i)
 		}
+	}
+}
+
+// TestWrittenSnapshotsCopyNothing checks that the edge chunks and domain
+// rows a snapshot shares are copied before a change only while a snapshot
+// may still read them: after the snapshot is written, or dropped unwritten
+// and collected, touching every edge and deleting a row copy nothing,
+// while an open snapshot's are copied and it writes the state it was
+// taken of. The states end equal to one no snapshot shared.
+func TestWrittenSnapshotsCopyNothing(t *testing.T) {
+	withArenaRows(t, 16) // the first block is full: it never grows
+	const dim = 16
+	rng := rand.New(rand.NewSource(12))
+	batch := func(from, n int) *WriteCmd {
+		return numberedBatch(rng, dim, from, n, func(j int) (string, []string) {
+			return "d", []string{fmt.Sprint("c", j%7), fmt.Sprint("c", (j+1)%7), fmt.Sprint("c", (j+3)%7)}
+		})
+	}
+	snapped, plain := New(dim), New(dim)
+	index := uint64(0)
+	apply := func(cmd interface{ Encode() []byte }) {
+		index++
+		snapped.Apply(index, cmd.Encode())
+		plain.Apply(index, cmd.Encode())
+	}
+	apply(batch(0, 40))
+	tn := snapped.tenants["org"]
+	firstRecs := func() []*edgeRec {
+		out := make([]*edgeRec, len(tn.edges.slab))
+		for k, c := range tn.edges.slab {
+			out[k] = &c[0]
+		}
+		return out
+	}
+	rows := func() *float32 { return &tn.domains["d"].blocks[0].vecs[0] }
+	// copied reports whether the next batch and delete copied chunks and rows.
+	next, deleted := 40, 0
+	copied := func() (edges, vecs bool) {
+		recs, row := firstRecs(), rows()
+		apply(batch(next, 20))
+		next += 20
+		deleted++
+		apply(&DeleteAtomCmd{Tenant: "org", ID: mkID(deleted)})
+		return !slices.Equal(recs, firstRecs()[:len(recs)]), row != rows()
+	}
+
+	write, err := snapped.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := snapped.encodeState()
+	if e, v := copied(); !e || !v {
+		t.Fatalf("with a snapshot open: edge chunks copied %v, rows copied %v", e, v)
+	}
+	var buf bytes.Buffer
+	if err := write(&buf); err != nil || !bytes.Equal(buf.Bytes(), want) {
+		t.Fatalf("the open snapshot did not write the state it was taken of (%v)", err)
+	}
+
+	write, err = snapped.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := write(io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if e, v := copied(); e || v {
+		t.Fatalf("after the snapshot was written: edge chunks copied %v, rows copied %v", e, v)
+	}
+
+	if _, err := snapped.Snapshot(); err != nil { // dropped unwritten
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for snapped.vs.snapshotsOpen() {
+		if time.Now().After(deadline) {
+			t.Fatal("a dropped snapshot still counts as open")
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if e, v := copied(); e || v {
+		t.Fatalf("after the snapshot was dropped: edge chunks copied %v, rows copied %v", e, v)
+	}
+	if snapped.StateHash() != plain.StateHash() {
+		t.Fatal("the states differ")
 	}
 }

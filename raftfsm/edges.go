@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
+	"sync/atomic"
 )
 
 // Hebbian learning constants (DESIGN.md §4).
@@ -94,8 +95,10 @@ type edgeSet struct {
 	inTop    []uint64     // bit 2n+side: edge n is in the top list of its A (0), of its B (1)
 	count    int
 	// shared[k] is set while a snapshot may still read slab chunk k
-	// (freeze): the next touch of one of its edges copies the chunk first.
+	// (freeze): the next touch of one of its edges copies the chunk first,
+	// unless open, the state's count of open snapshots, fell to zero.
 	shared []bool
+	open   *atomic.Int64
 	sink   int64 // warm's loads
 }
 
@@ -125,11 +128,20 @@ func chunkOf(n int32) (k, i int) {
 // edge changes. Pointers into the old chunk then see the snapshot's
 // figures; callers hold an edge's pointer only within one command or read.
 func (s *edgeSet) own(n int32) {
-	if k, _ := chunkOf(n); k < len(s.shared) && s.shared[k] {
+	k, _ := chunkOf(n)
+	switch {
+	case k >= len(s.shared) || !s.shared[k]:
+	case !s.snapshotsOpen():
+		s.shared = s.shared[:0] // no snapshot reads a chunk any more
+	default:
 		s.slab[k] = slices.Clone(s.slab[k])
 		s.shared[k] = false
 	}
 }
+
+// snapshotsOpen reports whether a snapshot may still read the chunks
+// marked shared.
+func (s *edgeSet) snapshotsOpen() bool { return s.open == nil || s.open.Load() > 0 }
 
 // chunkCopy is a copy of a slab chunk a snapshot shares (copyShared).
 type chunkCopy struct {
@@ -144,8 +156,8 @@ type chunkCopy struct {
 // copied the chunks of most of a large tenant's edges under the write
 // lock, 25-75 ms a batch (hebb bench write, 100k atoms).
 func (s *edgeSet) copyShared(lists [][]string) []chunkCopy {
-	if !slices.Contains(s.shared, true) {
-		return nil // no snapshot since the chunks were last copied
+	if !slices.Contains(s.shared, true) || !s.snapshotsOpen() {
+		return nil // no snapshot since the chunks were last copied, or none open
 	}
 	var out []chunkCopy
 	seen := make([]bool, len(s.shared))
@@ -474,11 +486,13 @@ type frozenEdges struct {
 
 // freeze returns the edge rows as they are. With share it marks every
 // chunk shared, so a later touch copies a chunk before changing a row in
-// it (own) and the view stays valid after the lock is released; a new
-// edge goes to a slot past count, which the view does not read. Without
-// share the caller must hold the lock until it has read the rows.
-func (s *edgeSet) freeze(share bool) frozenEdges {
+// it (own) while open counts a snapshot, and the view stays valid after the
+// lock is released; a new edge goes to a slot past count, which the view
+// does not read. Without share the caller must hold the lock until it has
+// read the rows (open is then unused).
+func (s *edgeSet) freeze(share bool, open *atomic.Int64) frozenEdges {
 	if share {
+		s.open = open
 		s.shared = slices.Grow(s.shared[:0], len(s.slab))[:len(s.slab)]
 		for k := range s.shared {
 			s.shared[k] = true

@@ -228,7 +228,7 @@ func TestEdgeSlabPointersStable(t *testing.T) {
 // sorted returns the edges in snapshot order (by the names of A, then B),
 // as a snapshot's encoder sees them.
 func (s *edgeSet) sorted() []Edge {
-	recs := s.freeze(false).sorted()
+	recs := s.freeze(false, nil).sorted()
 	out := make([]Edge, len(recs))
 	for i := range recs {
 		out[i] = s.edge(&recs[i])

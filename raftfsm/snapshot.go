@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // Snapshot format: magic, version byte, then the body. A golden file of
@@ -26,10 +27,10 @@ func (f *FSM) Snapshot() (func(w io.Writer) error, error) {
 	f.mu.RLock()
 	fr := f.freeze(true)
 	f.mu.RUnlock()
-	if fr.pin != nil {
+	if fr.hold != nil {
 		// Raft may drop a snapshot it never writes (its sink could not be
-		// made): the file's pin then goes with the snapshot.
-		runtime.AddCleanup(fr, (*filePin).release, fr.pin)
+		// made): its hold then goes with the snapshot.
+		runtime.AddCleanup(fr, (*snapHold).release, fr.hold)
 	}
 	return func(w io.Writer) error {
 		defer fr.done()
@@ -69,22 +70,33 @@ func (f *FSM) encodeState() []byte {
 type frozen struct {
 	dim     int
 	tenants []frozenTenant // by ID
-	pin     *filePin       // the file of rows on disk, pinned until done
+	hold    *snapHold      // a shared freeze's, until done
 }
 
-// filePin is a snapshot's hold on the file of rows on disk, let go once:
-// when the snapshot is written, or when it is dropped unwritten.
-type filePin struct {
-	file *vecFile
+// snapHold is what a shared freeze holds until its snapshot is written, or
+// dropped unwritten, let go once: the file of rows on disk (pinned, so
+// that the extents it reads are not reused) and its count in the state's
+// open snapshots (vecStore.open), without which the rows and edge chunks
+// it marked shared need no copying before a change.
+type snapHold struct {
+	file *vecFile // nil: no rows on disk
+	open *atomic.Int64
 	once sync.Once
 }
 
-func (p *filePin) release() { p.once.Do(p.file.unpin) }
+func (h *snapHold) release() {
+	h.once.Do(func() {
+		if h.file != nil {
+			h.file.unpin()
+		}
+		h.open.Add(-1)
+	})
+}
 
-// done lets the file's extents the snapshot read be reused.
+// done lets go of what the snapshot held.
 func (fr *frozen) done() {
-	if fr.pin != nil {
-		fr.pin.release()
+	if fr.hold != nil {
+		fr.hold.release()
 	}
 }
 
@@ -111,9 +123,14 @@ type frozenTenant struct {
 // is released. Without it the caller must hold the lock until it encodes.
 func (f *FSM) freeze(share bool) *frozen {
 	fr := &frozen{dim: f.dim}
-	if share && f.vs.file != nil {
-		f.vs.file.pin()
-		fr.pin = &filePin{file: f.vs.file}
+	var open *atomic.Int64 // the count a shared freeze is in
+	if share {
+		open = &f.vs.open
+		fr.hold = &snapHold{file: f.vs.file, open: open}
+		if f.vs.file != nil {
+			f.vs.file.pin()
+		}
+		open.Add(1)
 	}
 	ids := make([]string, 0, len(f.tenants))
 	for id := range f.tenants {
@@ -133,7 +150,7 @@ func (f *FSM) freeze(share bool) *frozen {
 				d.shared = true
 			}
 		}
-		ft.edges = t.edges.freeze(share)
+		ft.edges = t.edges.freeze(share, open)
 		e := enc{}
 		idem := t.sortedIdem()
 		e.uvarint(uint64(len(idem)))

@@ -1,5 +1,7 @@
 package raftfsm
 
+import "sync/atomic"
+
 // Vectors on disk. Once a state has held many rows, the rows of every
 // domain searched through codes live in a file (vecFile) instead of the
 // heap: those searches read only the few rows they score exactly (a few
@@ -20,7 +22,15 @@ type vecStore struct {
 	// sweep asks the state to move the blocks it already has.
 	spilling, sweep bool
 	err             error // the file could not be made: rows stay in memory
+	// open counts the snapshots that froze this state sharing its rows and
+	// edge chunks and are not yet written or dropped (snapHold).
+	open atomic.Int64
 }
+
+// snapshotsOpen reports whether a snapshot may still read rows or edge
+// chunks a freeze marked shared; when none can, they need no copy before
+// a change. A nil store answers yes.
+func (vs *vecStore) snapshotsOpen() bool { return vs == nil || vs.open.Load() > 0 }
 
 // fresh returns an empty store with the same policy, for a state that
 // replaces this one (restore, reset).
