@@ -15,4 +15,7 @@ var (
 	ErrStatus = errors.New("bench: unexpected HTTP status")
 	// ErrServerExited is returned when a local server stops before it is ready.
 	ErrServerExited = errors.New("bench: local server exited")
+	// ErrNotReady is returned when a server's /health/ready does not report
+	// ready in time: a measurement would include its start-up.
+	ErrNotReady = errors.New("bench: server not ready")
 )

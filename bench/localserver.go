@@ -72,26 +72,19 @@ func (s *LocalServer) waitReady(ctx context.Context, limit time.Duration) error 
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(limit)
-	for {
-		var ready struct {
-			Ready bool `json:"ready"`
-		}
-		if err := api.Call("GET", "/health/ready", "", nil, &ready); err == nil && ready.Ready {
-			return nil
-		}
+	err = awaitReady(ctx, api, limit, func() error {
 		select {
 		case err := <-s.exited:
 			s.exited <- err
 			return fmt.Errorf("%w before it was ready: %v", ErrServerExited, err)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		default:
+			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: not ready after %s", ErrServerExited, limit)
-		}
+	})
+	if errors.Is(err, ErrNotReady) {
+		return fmt.Errorf("%w: %w", ErrServerExited, err)
 	}
+	return err
 }
 
 // Stop ends the server (SIGTERM, then SIGKILL after 30 s) and removes its

@@ -1,0 +1,79 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// readyPoll is how often awaitReady asks; readyLimit is how long a run
+// waits for a server given by --url (a restarted node replays its log
+// first: about 30 s at a million atoms on the 2-core VM).
+const (
+	readyPoll  = 100 * time.Millisecond
+	readyLimit = 10 * time.Minute
+)
+
+// readyBody is the part of GET /health/ready a run reads. The status is
+// 200 whether or not the server is ready (interface §4.9): only the body
+// tells.
+type readyBody struct {
+	Ready  bool            `json:"ready"`
+	Checks map[string]bool `json:"checks"`
+}
+
+// failing names the checks that did not pass, sorted.
+func (b readyBody) failing() string {
+	var names []string
+	for name, ok := range b.Checks {
+		if !ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return "no check reported failing"
+	}
+	slices.Sort(names)
+	return "failing checks: " + strings.Join(names, ", ")
+}
+
+// ready asks /health/ready once.
+func ready(api *API) (readyBody, error) {
+	var body readyBody
+	err := api.Call("GET", "/health/ready", "", nil, &body)
+	return body, err
+}
+
+// awaitReady polls /health/ready until its body reports ready, for up to
+// limit. alive, when not nil, is asked between polls and ends the wait
+// with its error (a local server that exited).
+func awaitReady(ctx context.Context, api *API, limit time.Duration, alive func() error) error {
+	deadline := time.Now().Add(limit)
+	last := "no answer"
+	for {
+		body, err := ready(api)
+		switch {
+		case err == nil && body.Ready:
+			return nil
+		case err == nil:
+			last = body.failing()
+		default:
+			last = err.Error()
+		}
+		if alive != nil {
+			if err := alive(); err != nil {
+				return err
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w after %s (%s)", ErrNotReady, limit, last)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(readyPoll):
+		}
+	}
+}
