@@ -26,9 +26,10 @@ const awaitSpin = 500 * time.Microsecond
 //
 // A stage runs once, on whichever goroutine claims it first: the helper or
 // goroutine it was handed to, or the read itself when it needs the
-// stage's result before anyone else took it (wait). A read whose helper is
-// late (its core busy, or its vCPU descheduled by the host) then runs the
-// stage alone instead of waiting for the helper to be scheduled.
+// stage's result before anyone else took it and no other read is running
+// (wait). A lone read whose helper is late (its core busy, or its vCPU
+// descheduled by the host) then runs the stage alone instead of waiting
+// for the helper to be scheduled.
 type sideStage struct {
 	wg      sync.WaitGroup
 	running atomic.Bool
@@ -60,12 +61,17 @@ func (st *sideStage) finish() {
 	st.wg.Done()
 }
 
-// wait returns once the stage is done (at once when it was never added):
-// it runs the stage itself when no one has started it, and otherwise,
-// when no other read is running, yields for up to awaitSpin before it
-// blocks.
+// wait returns once the stage is done (at once when it was never added).
+// When no other read is running it runs the stage itself if no one has
+// started it, and otherwise yields for up to awaitSpin before it blocks.
+// With other reads running it leaves the stage to its goroutine: the cores
+// are busy with them, and taking the stages of late helpers lengthened the
+// tail (four clients at 100k atoms: p99.9 16-21 ms against 9-13).
 func (st *sideStage) wait() {
-	if st.body == nil || st.run() {
+	if st.body == nil {
+		return
+	}
+	if readsRunning.Load() <= 1 && st.run() {
 		return
 	}
 	yieldWhile(func() bool { return st.running.Load() && readsRunning.Load() <= 1 }, awaitSpin)

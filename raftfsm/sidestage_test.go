@@ -48,10 +48,11 @@ func TestSideStageWait(t *testing.T) {
 	}
 }
 
-// TestSideStageClaim checks that a stage runs once whoever claims it: the
-// waiter runs one nobody started, on its own goroutine; a late helper then
-// does nothing; a stage nobody needed is settled without running, and
-// settle waits for one another goroutine runs.
+// TestSideStageClaim checks that a stage runs once whoever claims it: a
+// lone read's waiter runs one nobody started, on its own goroutine, and a
+// late helper then does nothing, while with other reads running the
+// waiter leaves it to the helper; a stage nobody needed is settled without
+// running, and settle waits for one another goroutine runs.
 func TestSideStageClaim(t *testing.T) {
 	var st sideStage
 	var runs atomic.Int32
@@ -82,6 +83,22 @@ func TestSideStageClaim(t *testing.T) {
 	slow.settle()
 	if !done {
 		t.Fatal("settle returned while another goroutine ran the stage")
+	}
+
+	// With other reads running the waiter leaves the stage to its helper,
+	// however late.
+	readsRunning.Add(2)
+	var late sideStage
+	late.add(func() {})
+	helperRan := make(chan bool, 1)
+	go func() {
+		time.Sleep(2 * time.Millisecond)
+		helperRan <- late.run()
+	}()
+	late.wait()
+	readsRunning.Add(-2)
+	if !<-helperRan {
+		t.Fatal("with other reads running, the waiter ran the stage of a late helper")
 	}
 
 	// Helper and waiter racing: exactly one runs it.
