@@ -428,10 +428,19 @@ func (s *Searcher) refineListed() {
 		}
 		i = j
 	}
-	s.run(len(s.runs), func(k int) {
+	refine := func(k int) {
 		r := s.runs[k]
 		s.refine(s.seg[r.seg].Codes, s.rows[r.from:r.to], s.dots[r.from:r.to], s.e4[r.from:r.to], s.u4[r.from:r.to])
-	})
+	}
+	if n < refineRows {
+		// A few rows (a search's seeds, one run per segment they fall in)
+		// take less time than waking a helper for them.
+		for k := range s.runs {
+			refine(k)
+		}
+		return
+	}
+	s.run(len(s.runs), refine)
 }
 
 // refine computes the int4 estimates and upper bounds of rows of c (+Inf
