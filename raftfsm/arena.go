@@ -22,7 +22,7 @@ type domainIndex struct {
 	secrets int
 	// shared is set when a snapshot holds on to the blocks' rows (freeze):
 	// the next write that would overwrite a row copies the blocks first,
-	// unless no snapshot is open any more (vecStore.snapshotsOpen).
+	// unless no snapshot is open any more (vecStore.open).
 	shared bool
 	vs     *vecStore // the state's: whether its rows go to disk (spill.go)
 	// heavy lists, ascending, the slots of the rows whose atom has a
@@ -338,7 +338,7 @@ func (d *domainIndex) setRow(i, dim int, row []float32) {
 // extents (the snapshot's stay until it is done, vecFile.pin).
 func (d *domainIndex) unshare(dim int) {
 	d.shared = false
-	if !d.vs.snapshotsOpen() {
+	if !d.vs.open.any() {
 		return // the snapshots that held them are written: nothing to copy
 	}
 	for k := range d.blocks {

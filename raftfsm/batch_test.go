@@ -207,18 +207,25 @@ func TestBatchReservesBlocks(t *testing.T) {
 	}
 }
 
+// edgeBatches returns batches of numbered items into domain "d", each with
+// three of seven concepts, so that later batches touch the edges earlier
+// ones made.
+func edgeBatches(dim int, seed int64) func(from, n int) *WriteCmd {
+	rng := rand.New(rand.NewSource(seed))
+	return func(from, n int) *WriteCmd {
+		return numberedBatch(rng, dim, from, n, func(j int) (string, []string) {
+			return "d", []string{fmt.Sprint("c", j%7), fmt.Sprint("c", (j+1)%7), fmt.Sprint("c", (j+3)%7)}
+		})
+	}
+}
+
 // TestBatchCopiesSharedEdges checks that a batch copies, in its read-lock
 // phase, the edge chunks a snapshot shares that its items touch, that the
 // snapshot still writes the state it was taken of, and that the state
 // equals one no snapshot shared.
 func TestBatchCopiesSharedEdges(t *testing.T) {
 	const dim = 16
-	rng := rand.New(rand.NewSource(11))
-	batch := func(from, n int) *WriteCmd {
-		return numberedBatch(rng, dim, from, n, func(j int) (string, []string) {
-			return "d", []string{fmt.Sprint("c", j%7), fmt.Sprint("c", (j+1)%7), fmt.Sprint("c", (j+3)%7)}
-		})
-	}
+	batch := edgeBatches(dim, 11)
 	snapped, plain := New(dim), New(dim)
 	first := batch(0, 40).Encode()
 	snapped.Apply(1, first)
@@ -297,12 +304,7 @@ func TestBatchClaimsDomainByDomain(t *testing.T) {
 func TestWrittenSnapshotsCopyNothing(t *testing.T) {
 	withArenaRows(t, 16) // the first block is full: it never grows
 	const dim = 16
-	rng := rand.New(rand.NewSource(12))
-	batch := func(from, n int) *WriteCmd {
-		return numberedBatch(rng, dim, from, n, func(j int) (string, []string) {
-			return "d", []string{fmt.Sprint("c", j%7), fmt.Sprint("c", (j+1)%7), fmt.Sprint("c", (j+3)%7)}
-		})
-	}
+	batch := edgeBatches(dim, 12)
 	snapped, plain := New(dim), New(dim)
 	index := uint64(0)
 	apply := func(cmd interface{ Encode() []byte }) {
@@ -359,7 +361,7 @@ func TestWrittenSnapshotsCopyNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for snapped.vs.snapshotsOpen() {
+	for snapped.vs.open.any() {
 		if time.Now().After(deadline) {
 			t.Fatal("a dropped snapshot still counts as open")
 		}

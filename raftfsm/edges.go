@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math/bits"
 	"slices"
-	"sync/atomic"
 )
 
 // Hebbian learning constants (DESIGN.md §4).
@@ -98,7 +97,7 @@ type edgeSet struct {
 	// (freeze): the next touch of one of its edges copies the chunk first,
 	// unless open, the state's count of open snapshots, fell to zero.
 	shared []bool
-	open   *atomic.Int64
+	open   *openSnaps
 	sink   int64 // warm's loads
 }
 
@@ -131,17 +130,13 @@ func (s *edgeSet) own(n int32) {
 	k, _ := chunkOf(n)
 	switch {
 	case k >= len(s.shared) || !s.shared[k]:
-	case !s.snapshotsOpen():
+	case !s.open.any():
 		s.shared = s.shared[:0] // no snapshot reads a chunk any more
 	default:
 		s.slab[k] = slices.Clone(s.slab[k])
 		s.shared[k] = false
 	}
 }
-
-// snapshotsOpen reports whether a snapshot may still read the chunks
-// marked shared.
-func (s *edgeSet) snapshotsOpen() bool { return s.open == nil || s.open.Load() > 0 }
 
 // chunkCopy is a copy of a slab chunk a snapshot shares (copyShared).
 type chunkCopy struct {
@@ -156,7 +151,7 @@ type chunkCopy struct {
 // copied the chunks of most of a large tenant's edges under the write
 // lock, 25-75 ms a batch (hebb bench write, 100k atoms).
 func (s *edgeSet) copyShared(lists [][]string) []chunkCopy {
-	if !slices.Contains(s.shared, true) || !s.snapshotsOpen() {
+	if !slices.Contains(s.shared, true) || !s.open.any() {
 		return nil // no snapshot since the chunks were last copied, or none open
 	}
 	var out []chunkCopy
@@ -490,7 +485,7 @@ type frozenEdges struct {
 // lock is released; a new edge goes to a slot past count, which the view
 // does not read. Without share the caller must hold the lock until it has
 // read the rows (open is then unused).
-func (s *edgeSet) freeze(share bool, open *atomic.Int64) frozenEdges {
+func (s *edgeSet) freeze(share bool, open *openSnaps) frozenEdges {
 	if share {
 		s.open = open
 		s.shared = slices.Grow(s.shared[:0], len(s.slab))[:len(s.slab)]

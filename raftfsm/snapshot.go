@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"sort"
 	"sync"
-	"sync/atomic"
 )
 
 // Snapshot format: magic, version byte, then the body. A golden file of
@@ -80,7 +79,7 @@ type frozen struct {
 // it marked shared need no copying before a change.
 type snapHold struct {
 	file *vecFile // nil: no rows on disk
-	open *atomic.Int64
+	open *openSnaps
 	once sync.Once
 }
 
@@ -89,7 +88,7 @@ func (h *snapHold) release() {
 		if h.file != nil {
 			h.file.unpin()
 		}
-		h.open.Add(-1)
+		h.open.n.Add(-1)
 	})
 }
 
@@ -123,14 +122,14 @@ type frozenTenant struct {
 // is released. Without it the caller must hold the lock until it encodes.
 func (f *FSM) freeze(share bool) *frozen {
 	fr := &frozen{dim: f.dim}
-	var open *atomic.Int64 // the count a shared freeze is in
+	var open *openSnaps // the count a shared freeze is in
 	if share {
 		open = &f.vs.open
 		fr.hold = &snapHold{file: f.vs.file, open: open}
 		if f.vs.file != nil {
 			f.vs.file.pin()
 		}
-		open.Add(1)
+		open.n.Add(1)
 	}
 	ids := make([]string, 0, len(f.tenants))
 	for id := range f.tenants {

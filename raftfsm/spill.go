@@ -21,16 +21,18 @@ type vecStore struct {
 	// spilling is set once the state held above rows (never cleared);
 	// sweep asks the state to move the blocks it already has.
 	spilling, sweep bool
-	err             error // the file could not be made: rows stay in memory
-	// open counts the snapshots that froze this state sharing its rows and
-	// edge chunks and are not yet written or dropped (snapHold).
-	open atomic.Int64
+	err             error     // the file could not be made: rows stay in memory
+	open            openSnaps // snapshots sharing this state's rows and edge chunks
 }
 
-// snapshotsOpen reports whether a snapshot may still read rows or edge
-// chunks a freeze marked shared; when none can, they need no copy before
-// a change. A nil store answers yes.
-func (vs *vecStore) snapshotsOpen() bool { return vs == nil || vs.open.Load() > 0 }
+// openSnaps counts the snapshots that froze a state sharing its rows and
+// edge chunks and are not yet written or dropped (snapHold): while none
+// is, what a freeze marked shared needs no copy before a change.
+type openSnaps struct{ n atomic.Int64 }
+
+// any reports whether a snapshot may still read what a freeze marked
+// shared; a nil count answers yes.
+func (o *openSnaps) any() bool { return o == nil || o.n.Load() > 0 }
 
 // fresh returns an empty store with the same policy, for a state that
 // replaces this one (restore, reset).
