@@ -88,6 +88,8 @@ func TestRPCConnAlive(t *testing.T) {
 	for name, wrap := range map[string]func(net.Conn) net.Conn{
 		"peek":  func(c net.Conn) net.Conn { return c },
 		"timed": func(c net.Conn) net.Conn { return struct{ net.Conn }{c} }, // no descriptor
+		// A goroutine descheduled between setting the deadline and reading.
+		"late": func(c net.Conn) net.Conn { return lateReader{c, 5 * aliveWait} },
 	} {
 		t.Run(name, func(t *testing.T) {
 			for range 20 {
@@ -108,6 +110,17 @@ func TestRPCConnAlive(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lateReader starts each read late, after its deadline may have passed.
+type lateReader struct {
+	net.Conn
+	delay time.Duration
+}
+
+func (c lateReader) Read(b []byte) (int, error) {
+	time.Sleep(c.delay)
+	return c.Conn.Read(b)
 }
 
 // connPair returns the two ends of a loopback TCP connection.
