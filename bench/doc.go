@@ -14,6 +14,9 @@
 //     from the actual send, so a server that stalls is charged for the requests
 //     that queued behind the stall (coordinated-omission correction, as in
 //     wrk2). The time from the actual send is kept too, as service time.
+//     A worker sleeps until shortly before its slot and spins the rest of
+//     the way (up to 1 ms a send, 5% of a core in all), so that its own
+//     wake-up is not charged to the server.
 //     Slots still unsent when the duration ends are reported as missed: a
 //     non-zero count means the rate was not sustained.
 //   - Closed loop (Rate == 0): every worker sends back to back; throughput is

@@ -183,3 +183,43 @@ func TestRunLoadRejectsBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestWallClockSleepUntil: the wall clock never wakes before the time,
+// spinning or not, and a done context ends the wait at once.
+func TestWallClockSleepUntil(t *testing.T) {
+	for _, spin := range []time.Duration{0, openLoopSpin(5), 50 * time.Millisecond} {
+		c := wallClock{spin: spin}
+		for _, d := range []time.Duration{-time.Millisecond, 0, 300 * time.Microsecond, 3 * time.Millisecond} {
+			until := time.Now().Add(d)
+			c.SleepUntil(context.Background(), until)
+			if now := time.Now(); now.Before(until) {
+				t.Fatalf("spin %v: woke %v before the time", spin, until.Sub(now))
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(10*time.Millisecond, cancel)
+		done := make(chan struct{})
+		go func() {
+			c.SleepUntil(ctx, time.Now().Add(time.Hour))
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(time.Minute):
+			t.Fatalf("spin %v: a cancelled sleep did not return", spin)
+		}
+	}
+}
+
+// TestOpenLoopSpin: each send spins at most a millisecond, and a phase's
+// sends together at most 5% of a core.
+func TestOpenLoopSpin(t *testing.T) {
+	for _, tc := range []struct {
+		rate float64
+		want time.Duration
+	}{{0, 0}, {5, time.Millisecond}, {50, time.Millisecond}, {100, 500 * time.Microsecond}, {10000, 5 * time.Microsecond}} {
+		if got := openLoopSpin(tc.rate); got != tc.want {
+			t.Errorf("openLoopSpin(%v) = %v, want %v", tc.rate, got, tc.want)
+		}
+	}
+}
