@@ -47,9 +47,10 @@ func ready(api *API) (readyBody, error) {
 }
 
 // awaitReady polls /health/ready until its body reports ready, for up to
-// limit. alive, when not nil, is asked between polls and ends the wait
-// with its error (a local server that exited).
-func awaitReady(ctx context.Context, api *API, limit time.Duration, alive func() error) error {
+// limit. notReady, when not nil, is called after each poll that did not
+// find the server ready, and ends the wait with its error (a local server
+// that exited).
+func awaitReady(ctx context.Context, api *API, limit time.Duration, notReady func() error) error {
 	deadline := time.Now().Add(limit)
 	last := "no answer"
 	for {
@@ -62,8 +63,8 @@ func awaitReady(ctx context.Context, api *API, limit time.Duration, alive func()
 		default:
 			last = err.Error()
 		}
-		if alive != nil {
-			if err := alive(); err != nil {
+		if notReady != nil {
+			if err := notReady(); err != nil {
 				return err
 			}
 		}

@@ -208,9 +208,6 @@ func connect(ctx context.Context, cfg *Config, rep *Report) (*target, error) {
 		return nil, fmt.Errorf("cannot reach %s: %w", url, err)
 	}
 	if err := t.awaitServer(ctx, url); err != nil {
-		if t.local != nil {
-			_ = t.local.Stop()
-		}
 		return nil, err
 	}
 	rep.Server = &ServerInfo{URL: api.Base(), Version: health.Version, Local: t.local != nil}
@@ -226,15 +223,23 @@ func connect(ctx context.Context, cfg *Config, rep *Report) (*target, error) {
 	return t, nil
 }
 
-// awaitServer waits until the server reports ready, saying so when it is
-// not yet (a restarted node replaying its log): requests sent meanwhile
-// would wait for the replay and count it as their latency.
+// awaitServer waits until a server given by --url reports ready, saying
+// so when it is not yet (a restarted node replaying its log): requests sent
+// meanwhile would wait for the replay and count it as their latency. A
+// local server is ready once started.
 func (t *target) awaitServer(ctx context.Context, url string) error {
-	if body, err := ready(t.api); err == nil && body.Ready {
+	if t.local != nil {
 		return nil
 	}
-	fmt.Fprintf(progress(t.cfg.Progress), "waiting for %s to be ready...\n", url)
-	if err := awaitReady(ctx, t.api, readyLimit, nil); err != nil {
+	said := false
+	err := awaitReady(ctx, t.api, readyLimit, func() error {
+		if !said {
+			fmt.Fprintf(progress(t.cfg.Progress), "waiting for %s to be ready...\n", url)
+			said = true
+		}
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("%s: %w", url, err)
 	}
 	return nil
