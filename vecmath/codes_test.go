@@ -206,3 +206,19 @@ func TestCodesGolden(t *testing.T) {
 		}
 	})
 }
+
+// TestNonNegative: the branch-free sign bit agrees with x >= 0 at the edges
+// (both zeros, the smallest and largest magnitudes, the infinities).
+func TestNonNegative(t *testing.T) {
+	tiny := math.Float32frombits(1)
+	for _, x := range []float32{0, float32(math.Copysign(0, -1)), tiny, -tiny, 1, -1,
+		math.MaxFloat32, -math.MaxFloat32, float32(math.Inf(1)), float32(math.Inf(-1))} {
+		want := uint64(0)
+		if x >= 0 {
+			want = 1
+		}
+		if got := nonNegative(x); got != want {
+			t.Errorf("nonNegative(%g) (bits %#x) = %d, want %d", x, math.Float32bits(x), got, want)
+		}
+	}
+}

@@ -171,15 +171,23 @@ func BenchmarkSearchCoded(b *testing.B) {
 	}
 }
 
-// BenchmarkCodesAppend is the cost a write pays to encode its row.
+// BenchmarkCodesAppend is the cost a write pays to encode its row. The rows
+// differ, as writes' do: one row encoded again and again lets the branch
+// predictor learn its signs.
 func BenchmarkCodesAppend(b *testing.B) {
 	q := NewQuantizer(searchDim)
-	vec := randUnit(newRand(10), searchDim)
+	r := newRand(10)
+	vecs := make([][]float32, 1024)
+	for i := range vecs {
+		vecs[i] = randUnit(r, searchDim)
+	}
 	c := NewCodes(q)
+	i := 0
 	for b.Loop() {
 		if c.Len() == 4096 {
 			c.Truncate(0)
 		}
-		c.Append(vec)
+		c.Append(vecs[i%len(vecs)])
+		i++
 	}
 }
