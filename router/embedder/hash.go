@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"sync"
 
@@ -292,6 +293,7 @@ type featureTable struct {
 	slots []tableSlot
 	order []int32 // used slots, in first-seen order
 	mask  uint64
+	shift uint // 64 - log2(len(slots)): a hash's top bits pick its slot
 }
 
 type tableSlot struct {
@@ -313,11 +315,16 @@ func (t *featureTable) reset(n int) {
 		clear(t.slots)
 	}
 	t.mask = uint64(size - 1)
+	t.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	t.order = t.order[:0]
 }
 
+// add merges f into its slot. The slot is the top bits of the hash times
+// an odd constant (Fibonacci hashing: one multiply where the splitmix
+// finaliser takes two and three shifts); slots only group equal hashes,
+// and the order the vector is summed in is t.order's, so any spread works.
 func (t *featureTable) add(f feature) {
-	i := mix64(f.h) & t.mask
+	i := (f.h * 0x9e3779b97f4a7c15) >> t.shift
 	for {
 		e := &t.slots[i]
 		switch {
