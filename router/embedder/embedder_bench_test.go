@@ -59,9 +59,22 @@ func BenchmarkHashEmbedAlternating(b *testing.B) {
 // branch predictor cannot learn, which one text embedded again and again
 // lets it do.
 func BenchmarkHashEmbedDistinct(b *testing.B) {
+	texts := madeUpTexts(500)
+	e := NewHash(HashDim)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := e.Embed(ctx, texts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// madeUpTexts returns n texts of 8 to 30 made-up words, some capitalised,
+// the same on every call.
+func madeUpTexts(n int) []string {
 	rng := rand.New(rand.NewPCG(1, 2))
-	syllables := strings.Fields("ka lo mi ru sen tav or pel dri qua zon bes um fi grat")
-	texts := make([]string, 500)
+	syllables := strings.Fields("ka lo mi ru sen tav or pel dri qua zon bes um fi grat Bro Ul")
+	texts := make([]string, n)
 	for i := range texts {
 		words := make([]string, 8+rng.IntN(23))
 		for k := range words {
@@ -73,13 +86,7 @@ func BenchmarkHashEmbedDistinct(b *testing.B) {
 		}
 		texts[i] = strings.Join(words, " ")
 	}
-	e := NewHash(HashDim)
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := e.Embed(ctx, texts); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return texts
 }
 
 func BenchmarkConcepts(b *testing.B) {
