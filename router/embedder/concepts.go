@@ -2,6 +2,7 @@ package embedder
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -17,8 +18,16 @@ func Concepts(text string, max int) []string {
 	if max <= 0 {
 		return nil
 	}
-	var out []string
-	for _, tok := range Tokens(text) {
+	s := scans.Get().(*tokenScan)
+	defer releaseScan(s)
+	s.scan(text)
+	if len(s.ends) == 0 {
+		return nil
+	}
+	all := string(s.buf) // the tokens' one allocation; concepts may alias it
+	out := make([]string, 0, min(max, len(s.ends)))
+	for i := range s.ends {
+		tok := s.token(all, i)
 		if isNoise(tok) {
 			continue
 		}
@@ -30,6 +39,9 @@ func Concepts(text string, max int) []string {
 		if len(out) == max {
 			break
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
@@ -103,4 +115,18 @@ func makeSet(words string) map[string]struct{} {
 		set[w] = struct{}{}
 	}
 	return set
+}
+
+// scans are token buffers for Concepts, which every write and read calls:
+// kept from one call to the next instead of grown from nothing.
+var scans = sync.Pool{New: func() any { return new(tokenScan) }}
+
+// maxPooledScan bounds the buffer a pooled scan keeps, so one huge text
+// does not pin it.
+const maxPooledScan = 64 << 10
+
+func releaseScan(s *tokenScan) {
+	if cap(s.buf) <= maxPooledScan && cap(s.ends) <= maxPooledScan/8 {
+		scans.Put(s)
+	}
 }

@@ -2,6 +2,7 @@ package embedder
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,10 +27,36 @@ func TestConcepts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Concepts(tt.in, tt.max); !slices.Equal(got, tt.want) {
-				t.Errorf("Concepts(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+			got := Concepts(tt.in, tt.max)
+			if !slices.Equal(got, tt.want) || tt.want == nil && got != nil {
+				t.Errorf("Concepts(%q, %d) = %#v, want %#v", tt.in, tt.max, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestConceptsMatchTokens: Concepts over its pooled scan gives what the
+// same rules give over Tokens, on made-up texts with capitals, stop words,
+// digits, accents and a pooled buffer left by a longer text.
+func TestConceptsMatchTokens(t *testing.T) {
+	ref := func(text string, max int) []string {
+		var out []string
+		for _, tok := range Tokens(text) {
+			if c := Stem(tok); !isNoise(tok) && !IsStopWord(c) && !slices.Contains(out, c) && len(out) < max {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	texts := append(madeUpTexts(2000), "The 7 users' Cafés in ÜBER-town don't close at 10:30",
+		"it is what it is", "", strings.Repeat("alpha beta ", 400))
+	for i, text := range texts {
+		text += " the of and 3 " + texts[(i+1)%len(texts)][:min(20, len(texts[(i+1)%len(texts)]))]
+		for _, max := range []int{1, 5, MaxConcepts} {
+			if got, want := Concepts(text, max), ref(text, max); !slices.Equal(got, want) {
+				t.Fatalf("Concepts(%q, %d) = %q, want %q", text, max, got, want)
+			}
+		}
 	}
 }
 
