@@ -2,7 +2,6 @@ package embedder
 
 import (
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -18,13 +17,11 @@ func Concepts(text string, max int) []string {
 	if max <= 0 {
 		return nil
 	}
-	s := scans.Get().(*tokenScan)
+	s, all := scanPooled(text) // concepts may alias all
 	defer releaseScan(s)
-	s.scan(text)
 	if len(s.ends) == 0 {
 		return nil
 	}
-	all := string(s.buf) // the tokens' one allocation; concepts may alias it
 	out := make([]string, 0, min(max, len(s.ends)))
 	for i := range s.ends {
 		tok := s.token(all, i)
@@ -115,18 +112,4 @@ func makeSet(words string) map[string]struct{} {
 		set[w] = struct{}{}
 	}
 	return set
-}
-
-// scans are token buffers for Concepts, which every write and read calls:
-// kept from one call to the next instead of grown from nothing.
-var scans = sync.Pool{New: func() any { return new(tokenScan) }}
-
-// maxPooledScan bounds the buffer a pooled scan keeps, so one huge text
-// does not pin it.
-const maxPooledScan = 64 << 10
-
-func releaseScan(s *tokenScan) {
-	if cap(s.buf) <= maxPooledScan && cap(s.ends) <= maxPooledScan/8 {
-		scans.Put(s)
-	}
 }

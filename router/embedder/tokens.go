@@ -1,6 +1,7 @@
 package embedder
 
 import (
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -11,12 +12,11 @@ import (
 // hyphens, punctuation, symbols and spaces split. Han ideographs and Hiragana,
 // written without spaces, become one token per character.
 func Tokens(text string) []string {
-	var s tokenScan
-	s.scan(text)
+	s, all := scanPooled(text)
+	defer releaseScan(s)
 	if len(s.ends) == 0 {
 		return nil
 	}
-	all := string(s.buf)
 	out := make([]string, len(s.ends))
 	for i := range s.ends {
 		out[i] = s.token(all, i)
@@ -30,6 +30,29 @@ func Tokens(text string) []string {
 type tokenScan struct {
 	buf  []byte
 	ends []int
+}
+
+// scans are token buffers for Tokens and Concepts, which every write and
+// read calls: kept from one call to the next instead of grown from nothing.
+var scans = sync.Pool{New: func() any { return new(tokenScan) }}
+
+// maxPooledScan bounds the buffer a pooled scan keeps, so one huge text
+// does not pin it.
+const maxPooledScan = 64 << 10
+
+// scanPooled tokenises text with a pooled scan and returns it with its
+// tokens' bytes as one string (their only allocation; tokens alias it).
+// The caller hands the scan back with releaseScan.
+func scanPooled(text string) (*tokenScan, string) {
+	s := scans.Get().(*tokenScan)
+	s.scan(text)
+	return s, string(s.buf)
+}
+
+func releaseScan(s *tokenScan) {
+	if cap(s.buf) <= maxPooledScan && cap(s.ends) <= maxPooledScan/8 {
+		scans.Put(s)
+	}
 }
 
 // token returns token i as a substring of all, which must be string(s.buf).
