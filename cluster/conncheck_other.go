@@ -4,5 +4,5 @@ package cluster
 
 import "net"
 
-// connAlive cannot peek here: rpcConn.alive falls back to a timed read.
+// connAlive cannot peek here: idle connections are not reused (rpcConn.alive).
 func connAlive(net.Conn) (alive, ok bool) { return false, false }

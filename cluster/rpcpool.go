@@ -3,9 +3,7 @@ package cluster
 import (
 	"bufio"
 	"encoding/gob"
-	"errors"
 	"net"
-	"os"
 	"sync"
 	"time"
 )
@@ -51,43 +49,16 @@ func newRPCConn(conn net.Conn) *rpcConn {
 	return &rpcConn{conn: conn, w: w, enc: gob.NewEncoder(w), dec: gob.NewDecoder(conn)}
 }
 
-// aliveWait is how long alive's portable check first waits for an answer
-// it does not expect; aliveWaitMax bounds its retries.
-const (
-	aliveWait    = time.Millisecond
-	aliveWaitMax = 64 * time.Millisecond
-)
-
 // alive reports whether the other side has not closed the idle connection
-// (and sent nothing on it). Where the descriptor can be reached it peeks
-// without blocking (connAlive); otherwise a read must time out (timedAlive).
+// (and sent nothing on it), by peeking at its socket without blocking
+// (connAlive). A connection whose descriptor cannot be reached is never
+// taken as alive, so it is not reused: a read with a deadline cannot tell
+// (one whose deadline passed before it started, when its goroutine was
+// descheduled, returns a timeout without looking), and a proposal sent on a
+// connection the other node had closed fails without a retry.
 func (rc *rpcConn) alive() bool {
-	if alive, ok := connAlive(rc.conn); ok {
-		return alive
-	}
-	return timedAlive(rc.conn)
-}
-
-// timedAlive reads with a short deadline: a closed connection answers at
-// once, an open idle one times out. A read whose deadline has passed before
-// it starts returns without looking, which happens when the goroutine is
-// descheduled between setting the deadline and reading; a timeout that came
-// well after its deadline may be that, so it is tried again with a longer
-// wait, up to aliveWaitMax.
-func timedAlive(conn net.Conn) bool {
-	defer func() { _ = conn.SetReadDeadline(time.Time{}) }()
-	var b [1]byte
-	for wait := aliveWait; ; wait *= 8 {
-		start := time.Now()
-		_ = conn.SetReadDeadline(start.Add(wait))
-		n, err := conn.Read(b[:])
-		if n != 0 || !errors.Is(err, os.ErrDeadlineExceeded) {
-			return false
-		}
-		if time.Since(start) < 2*wait || wait*8 > aliveWaitMax {
-			return true
-		}
-	}
+	alive, ok := connAlive(rc.conn)
+	return ok && alive
 }
 
 // send writes v as one gob message, in one write.
