@@ -5,13 +5,18 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bytedance/sonic"
 )
 
+// Both refuse what RFC 8259 refuses and sonic lets through by default: a
+// control character unescaped inside a string (ValidateString). Bytes that
+// are not UTF-8 are refused before decoding (decodeBody): sonic would pass
+// them into the stored content and every reply would echo them.
 var (
-	strictJSON  = sonic.Config{DisallowUnknownFields: true, CopyString: true}.Froze()
-	lenientJSON = sonic.Config{CopyString: true}.Froze()
+	strictJSON  = sonic.Config{DisallowUnknownFields: true, CopyString: true, ValidateString: true}.Froze()
+	lenientJSON = sonic.Config{CopyString: true, ValidateString: true}.Froze()
 )
 
 // decodeBody decodes a JSON object body into v (a pointer to a struct). With
@@ -20,6 +25,9 @@ var (
 func decodeBody(body []byte, v any, strict bool) *apiError {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return validationError(fieldErr("missing", "Field required"))
+	}
+	if !utf8.Valid(body) {
+		return validationError(fieldErr("json_invalid", "JSON decode error: the body is not valid UTF-8"))
 	}
 	api := lenientJSON
 	if strict {

@@ -6,9 +6,12 @@ import (
 	"github.com/bytedance/sonic/encoder"
 )
 
-// replyOptions are sonic.ConfigDefault's encoder options (none), so a reply
-// encodes exactly as sonic.Marshal would.
-const replyOptions encoder.Options = 0
+// replyOptions are sonic.ConfigDefault's encoder options plus
+// ValidateString: a string that is not UTF-8 (content stored before bodies
+// were checked, decode.go) goes out with U+FFFD in place of its bad bytes,
+// so a reply is always valid JSON. Otherwise a reply encodes exactly as
+// sonic.Marshal would.
+const replyOptions = encoder.ValidateString
 
 // maxPooledReply bounds the buffers kept for reuse: a rare large reply should
 // not pin its memory in the pool.
