@@ -50,6 +50,15 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
+	// Restoring the groups can take tens of seconds: answer health checks
+	// (not ready) meanwhile instead of leaving the port silent.
+	handoff := router.ServeStarting(ls.http, emb != nil, log)
+	started := false
+	defer func() {
+		if !started {
+			handoff()
+		}
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl, err := cluster.Start(ctx, cluster.Config{
@@ -88,6 +97,8 @@ func serve(args []string) error {
 	if chatSrv != nil {
 		cl.SetHTTPHandler(transportHandler(srv.ServeRaw, chatSrv))
 	}
+	handoff()
+	started = true
 	return run(srv, cl, ls, log, &cfg, stopChat)
 }
 

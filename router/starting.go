@@ -1,0 +1,96 @@
+package router
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// A restarted node restores its groups' snapshots before the router can
+// serve (tens of seconds at a million atoms). Meanwhile ServeStarting
+// answers on the HTTP listener, so liveness probes and load balancers see
+// a live process that is not ready rather than a port that never answers:
+// /health as always, /health/ready with "ready": false, anything else 503,
+// retryable, details.reason "starting". Every answer closes its
+// connection, so none is left to this server when Server.Serve takes the
+// listener over.
+
+// ServeStarting answers on ln until handoff, which returns once it has
+// stopped accepting; ln stays open for Server.Serve. embedding is what
+// /health/ready reports as its embedding check. A listener without
+// deadlines (not TCP or unix) is left alone, and handoff does nothing.
+func ServeStarting(ln net.Listener, embedding bool, log *slog.Logger) (handoff func()) {
+	dl, ok := ln.(interface{ SetDeadline(time.Time) error })
+	if !ok {
+		return func() {}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{log: log}
+	hl := &handoffListener{Listener: ln}
+	srv := &fasthttp.Server{
+		Handler:               s.starting(embedding),
+		ReadTimeout:           10 * time.Second,
+		WriteTimeout:          10 * time.Second,
+		NoDefaultServerHeader: true,
+		Logger:                slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Name:                  "hebb",
+	}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = srv.Serve(hl)
+	}()
+	return func() {
+		hl.stopping.Store(true)
+		_ = dl.SetDeadline(time.Now()) // wakes a blocked Accept
+		<-served
+		_ = dl.SetDeadline(time.Time{})
+	}
+}
+
+// handoffListener ends its server's accept loop (io.EOF) once stopping is
+// set, without closing the listener. A connection accepted just before is
+// still served, and closed after its one answer.
+type handoffListener struct {
+	net.Listener
+	stopping atomic.Bool
+}
+
+func (l *handoffListener) Accept() (net.Conn, error) {
+	if l.stopping.Load() {
+		return nil, io.EOF
+	}
+	c, err := l.Listener.Accept()
+	if err != nil && l.stopping.Load() {
+		return nil, io.EOF
+	}
+	return c, err
+}
+
+// starting is the handler of ServeStarting.
+func (s *Server) starting(embedding bool) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		ctx.SetConnectionClose()
+		c := &call{ctx: ctx, reqID: newRequestID()}
+		ctx.Response.Header.Set("X-Request-Id", c.reqID)
+		path := strings.TrimPrefix(string(ctx.Path()), "/api/v1")
+		switch {
+		case ctx.IsGet() && path == "/health":
+			_ = s.ok(c, healthJSON{Status: "ok", Database: false, Version: Version})
+		case ctx.IsGet() && path == "/health/ready":
+			_ = s.ok(c, readyJSON{Ready: false, Version: Version,
+				Checks: map[string]bool{"database": false, "engine": false, "embedding": embedding}})
+		default:
+			e := unavailable("Service unavailable: the node is starting").with("reason", "starting")
+			ctx.Response.Header.Set("Retry-After", "1")
+			s.writeError(c, e)
+		}
+	}
+}

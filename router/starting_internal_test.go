@@ -1,0 +1,79 @@
+package router
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+)
+
+// While the node starts, the HTTP port answers: live, not ready, and 503
+// (retryable, reason "starting") for the API; after the handoff the same
+// listener serves the real handler.
+func TestServeStarting(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	base := "http://" + ln.Addr().String()
+	handoff := ServeStarting(ln, true, nil)
+
+	get := func(method, path string) (int, http.Header, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		raw, _ := io.ReadAll(res.Body)
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%s %s: %q is not JSON", method, path, raw)
+		}
+		return res.StatusCode, res.Header, m
+	}
+	for _, p := range []string{"/health", "/api/v1/health"} {
+		if st, _, m := get("GET", p); st != 200 || m["status"] != "ok" || m["version"] != Version {
+			t.Fatalf("GET %s while starting: %d %v", p, st, m)
+		}
+	}
+	st, _, m := get("GET", "/health/ready")
+	checks, _ := m["checks"].(map[string]any)
+	if st != 200 || m["ready"] != false || checks["engine"] != false || checks["embedding"] != true {
+		t.Fatalf("GET /health/ready while starting: %d %v", st, m)
+	}
+	st, h, m := get("POST", "/api/v1/memory/read")
+	details, _ := m["details"].(map[string]any)
+	if st != 503 || m["code"] != codeInternal || m["retryable"] != true || details["reason"] != "starting" ||
+		h.Get("Retry-After") == "" || h.Get("X-Request-Id") == "" {
+		t.Fatalf("POST /api/v1/memory/read while starting: %d %v %v", st, h, m)
+	}
+
+	handoff()
+	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.SetContentType("application/json")
+		ctx.SetBodyString(`{"status":"served"}`)
+	}}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() { _ = srv.Shutdown() }()
+	if st, _, m := get("GET", "/health"); st != 200 || m["status"] != "served" {
+		t.Fatalf("after the handoff: %d %v, want the new handler's answer", st, m)
+	}
+}
+
+// A handoff with nothing served, or after the listener closed (a failed
+// start), returns.
+func TestServeStartingHandoffClosed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	handoff := ServeStarting(ln, false, nil)
+	_ = ln.Close()
+	handoff()
+}
