@@ -474,3 +474,22 @@ func TestE2EResetRefused(t *testing.T) {
 		t.Errorf("exit code %d", code)
 	}
 }
+
+// --metrics-addr serves Prometheus' text format, from the start.
+func TestE2EMetricsAddr(t *testing.T) {
+	t.Parallel()
+	addr := freeAddr(t)
+	n := start(t, spec{args: []string{"--metrics-addr", addr}})
+	res, err := client.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	_ = res.Body.Close()
+	if res.StatusCode != 200 || !strings.Contains(string(body), "go_goroutines") || !strings.Contains(string(body), "hebb_") {
+		t.Errorf("GET /metrics: %d, %d bytes without go_goroutines or hebb_ metrics", res.StatusCode, len(body))
+	}
+	if code := n.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("SIGTERM exit code %d", code)
+	}
+}

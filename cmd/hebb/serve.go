@@ -53,6 +53,8 @@ func serve(args []string) error {
 	// Restoring the groups can take tens of seconds: answer health checks
 	// (not ready) meanwhile instead of leaving the port silent.
 	handoff := router.ServeStarting(ls.http, emb != nil, log)
+	stopMetrics, metricsErr := serveMetrics(ls.metrics)
+	defer stopMetrics()
 	started := false
 	defer func() {
 		if !started {
@@ -99,7 +101,20 @@ func serve(args []string) error {
 	}
 	handoff()
 	started = true
-	return run(srv, cl, ls, log, &cfg, stopChat)
+	return run(srv, cl, ls, log, &cfg, stopChat, metricsErr)
+}
+
+// serveMetrics serves /metrics on ln (nil: off) from the start, so a
+// scrape during a restart's restore is answered; the channel carries the
+// server's Serve error.
+func serveMetrics(ln net.Listener) (stop func(), errc <-chan error) {
+	ch := make(chan error, 1)
+	if ln == nil {
+		return func() {}, ch
+	}
+	msrv := &fasthttp.Server{Handler: router.MetricsHandler(), NoDefaultServerHeader: true}
+	go func() { ch <- msrv.Serve(ln) }()
+	return func() { _ = msrv.Shutdown() }, ch
 }
 
 // newEmbedder builds the --embedder. The http embedder probes its server
@@ -183,19 +198,15 @@ func checkBoot(ctx context.Context, cfg *serveConfig, cl *cluster.Cluster) error
 	return nil
 }
 
-func run(srv *router.Server, cl *cluster.Cluster, ls *listeners, log *slog.Logger, cfg *serveConfig, stopChat func(context.Context)) error {
+func run(srv *router.Server, cl *cluster.Cluster, ls *listeners, log *slog.Logger, cfg *serveConfig,
+	stopChat func(context.Context), metricsErr <-chan error) error {
 	// Catch the signals before the listener answers ready, so a stop sent
 	// as soon as the node reports ready still shuts it down gracefully.
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	errc := make(chan error, 2)
+	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ls.http) }()
-	if ls.metrics != nil {
-		msrv := &fasthttp.Server{Handler: router.MetricsHandler(), NoDefaultServerHeader: true}
-		go func() { errc <- msrv.Serve(ls.metrics) }()
-		defer func() { _ = msrv.Shutdown() }()
-	}
 	log.Info("hebb serving", "rest", "http://"+ls.http.Addr().String()+"/api/v1", "node", cl.NodeID(),
 		"raft", cfg.RaftAddr, "groups", cl.Info().Groups, "embedder", cl.Info().Embedder, "data_dir", cfg.DataDir)
 	var serveErr error
@@ -203,6 +214,7 @@ func run(srv *router.Server, cl *cluster.Cluster, ls *listeners, log *slog.Logge
 	case s := <-sigs:
 		log.Info("stopping", "signal", s.String())
 	case serveErr = <-errc:
+	case serveErr = <-metricsErr:
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
