@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/big"
 	"net/http"
@@ -311,6 +312,16 @@ func TestRegistration(t *testing.T) {
 				t.Errorf("register: %d %v, want %s", st, m, tt.wantCode)
 			}
 		})
+	}
+	// A body over the limit says so instead of that it is not JSON.
+	uris := make([]string, 3000)
+	for i := range uris {
+		uris[i] = fmt.Sprintf("http://127.0.0.1:1/cb%d", i)
+	}
+	st, m := e.register(map[string]any{"redirect_uris": uris})
+	if st != http.StatusRequestEntityTooLarge || m["error"] != "invalid_client_metadata" ||
+		!strings.Contains(fmt.Sprint(m["error_description"]), "exceeds") {
+		t.Errorf("register of a large body: %d %v", st, m)
 	}
 }
 

@@ -52,7 +52,12 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req registration
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxFormBytes))
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxFormBytes+1))
+	if err == nil && len(body) > maxFormBytes {
+		writeOAuthError(w, errorf(http.StatusRequestEntityTooLarge, "invalid_client_metadata",
+			"Body exceeds "+strconv.Itoa(maxFormBytes)+" bytes"))
+		return
+	}
 	if err != nil || json.Unmarshal(body, &req) != nil {
 		writeOAuthError(w, errorf(http.StatusBadRequest, "invalid_client_metadata", "Body must be a JSON object"))
 		return
