@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -160,13 +161,27 @@ func (c *Cluster) start(ctx context.Context) error {
 }
 
 func (c *Cluster) startDataGroups(ctx context.Context) error {
-	var err error
 	c.groups = make([]*shard.Group, c.info.Groups+1)
 	c.fsms = make([]*raftfsm.FSM, c.info.Groups+1)
 	for g := 1; g <= c.info.Groups; g++ {
 		c.fsms[g] = raftfsm.New(c.info.Dim)
 		c.fsms[g].DiskVectors(c.cfg.DataDir, c.cfg.VectorsOnDiskAbove)
-		if c.groups[g], err = c.node.StartGroup(c.groupConfig(uint32(g)), c.fsms[g]); err != nil {
+	}
+	// A restart restores each group's snapshot inside StartGroup, mostly
+	// on one goroutine: restore as many groups at once as there are cores.
+	errs := make([]error, c.info.Groups+1)
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for g := 1; g <= c.info.Groups; g++ {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			c.groups[g], errs[g] = c.node.StartGroup(c.groupConfig(uint32(g)), c.fsms[g])
+		})
+	}
+	wg.Wait()
+	for g, err := range errs {
+		if err != nil {
 			return fmt.Errorf("cannot start group %d: %w", g, err)
 		}
 	}
