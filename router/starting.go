@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,24 +19,34 @@ import (
 // /health as always, /health/ready with "ready": false, anything else 503,
 // retryable, details.reason "starting". Every answer closes its
 // connection, so none is left to this server when Server.Serve takes the
-// listener over.
+// listener over. The persistence API's listener (--chat-addr) gets the
+// same, with its own version and no /health/ready.
+
+// Starting configures ServeStarting.
+type Starting struct {
+	Version   string // the API's version, as its /health reports it
+	Ready     bool   // answer /health/ready too (the memory API has it)
+	Embedding bool   // what /health/ready reports as its embedding check
+	Log       *slog.Logger
+}
 
 // ServeStarting answers on ln until handoff, which returns once it has
-// stopped accepting; ln stays open for Server.Serve. embedding is what
-// /health/ready reports as its embedding check. A listener without
+// stopped accepting; ln stays open for the real server. Only handoff's
+// first call acts. A listener without
 // deadlines (not TCP or unix) is left alone, and handoff does nothing.
-func ServeStarting(ln net.Listener, embedding bool, log *slog.Logger) (handoff func()) {
+func ServeStarting(ln net.Listener, st Starting) (handoff func()) {
 	dl, ok := ln.(interface{ SetDeadline(time.Time) error })
 	if !ok {
 		return func() {}
 	}
+	log := st.Log
 	if log == nil {
 		log = slog.Default()
 	}
 	s := &Server{log: log}
 	hl := &handoffListener{Listener: ln}
 	srv := &fasthttp.Server{
-		Handler:               s.starting(embedding),
+		Handler:               s.starting(st),
 		ReadTimeout:           10 * time.Second,
 		WriteTimeout:          10 * time.Second,
 		NoDefaultServerHeader: true,
@@ -47,12 +58,12 @@ func ServeStarting(ln net.Listener, embedding bool, log *slog.Logger) (handoff f
 		defer close(served)
 		_ = srv.Serve(hl)
 	}()
-	return func() {
+	return sync.OnceFunc(func() {
 		hl.stopping.Store(true)
 		_ = dl.SetDeadline(time.Now()) // wakes a blocked Accept
 		<-served
 		_ = dl.SetDeadline(time.Time{})
-	}
+	})
 }
 
 // handoffListener ends its server's accept loop (io.EOF) once stopping is
@@ -75,7 +86,7 @@ func (l *handoffListener) Accept() (net.Conn, error) {
 }
 
 // starting is the handler of ServeStarting.
-func (s *Server) starting(embedding bool) fasthttp.RequestHandler {
+func (s *Server) starting(st Starting) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		ctx.SetConnectionClose()
 		c := &call{ctx: ctx, reqID: newRequestID()}
@@ -83,10 +94,10 @@ func (s *Server) starting(embedding bool) fasthttp.RequestHandler {
 		path := strings.TrimPrefix(string(ctx.Path()), "/api/v1")
 		switch {
 		case ctx.IsGet() && path == "/health":
-			_ = s.ok(c, healthJSON{Status: "ok", Database: false, Version: Version})
-		case ctx.IsGet() && path == "/health/ready":
-			_ = s.ok(c, readyJSON{Ready: false, Version: Version,
-				Checks: map[string]bool{"database": false, "engine": false, "embedding": embedding}})
+			_ = s.ok(c, healthJSON{Status: "ok", Database: false, Version: st.Version})
+		case ctx.IsGet() && path == "/health/ready" && st.Ready:
+			_ = s.ok(c, readyJSON{Ready: false, Version: st.Version,
+				Checks: map[string]bool{"database": false, "engine": false, "embedding": st.Embedding}})
 		default:
 			e := unavailable("Service unavailable: the node is starting").with("reason", "starting")
 			ctx.Response.Header.Set("Retry-After", "1")

@@ -20,7 +20,7 @@ func TestServeStarting(t *testing.T) {
 	}
 	defer ln.Close()
 	base := "http://" + ln.Addr().String()
-	handoff := ServeStarting(ln, true, nil)
+	handoff := ServeStarting(ln, Starting{Version: Version, Ready: true, Embedding: true})
 
 	get := func(method, path string) (int, http.Header, map[string]any) {
 		t.Helper()
@@ -55,6 +55,7 @@ func TestServeStarting(t *testing.T) {
 	}
 
 	handoff()
+	handoff() // a second call does nothing (it would stall the next server's accept)
 	srv := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
 		ctx.SetContentType("application/json")
 		ctx.SetBodyString(`{"status":"served"}`)
@@ -73,7 +74,31 @@ func TestServeStartingHandoffClosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handoff := ServeStarting(ln, false, nil)
+	handoff := ServeStarting(ln, Starting{Version: Version})
 	_ = ln.Close()
 	handoff()
+}
+
+// Without Ready (the persistence API's listener) /health/ready is one of
+// the requests that wait for the start, and /health carries the version.
+func TestServeStartingNoReady(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	handoff := ServeStarting(ln, Starting{Version: "2.0.0"})
+	defer handoff()
+	for path, want := range map[string]int{"/health": 200, "/health/ready": 503, "/api/rooms": 503} {
+		res, err := http.Get("http://" + ln.Addr().String() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&m)
+		_ = res.Body.Close()
+		if res.StatusCode != want || path == "/health" && m["version"] != "2.0.0" {
+			t.Errorf("GET %s: %d %v, want %d", path, res.StatusCode, m, want)
+		}
+	}
 }

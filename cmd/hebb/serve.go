@@ -52,12 +52,17 @@ func serve(args []string) error {
 	}
 	// Restoring the groups can take tens of seconds: answer health checks
 	// (not ready) meanwhile instead of leaving the port silent.
-	handoff := router.ServeStarting(ls.http, emb != nil, log)
+	handoff := router.ServeStarting(ls.http, router.Starting{Version: version, Ready: true, Embedding: emb != nil, Log: log})
+	handoffChat := func() {}
+	if ls.chat != nil {
+		handoffChat = router.ServeStarting(ls.chat, router.Starting{Version: chat.Version, Log: log})
+	}
 	stopMetrics, metricsErr := serveMetrics(ls.metrics)
 	defer stopMetrics()
 	started := false
 	defer func() {
 		if !started {
+			handoffChat()
 			handoff()
 		}
 	}()
@@ -95,6 +100,7 @@ func serve(args []string) error {
 		SMTPURL:     cfg.SMTPURL, MailFrom: cfg.MailFrom,
 	}, cl, emb)
 	cl.SetHTTPHandler(srv.ServeRaw)
+	handoffChat()
 	chatSrv, stopChat := serveChat(&cfg, ls.chat, cl, ring, log)
 	if chatSrv != nil {
 		cl.SetHTTPHandler(transportHandler(srv.ServeRaw, chatSrv))
