@@ -32,8 +32,8 @@ type Starting struct {
 
 // ServeStarting answers on ln until handoff, which returns once it has
 // stopped accepting; ln stays open for the real server. Only handoff's
-// first call acts. A listener without
-// deadlines (not TCP or unix) is left alone, and handoff does nothing.
+// first call acts. A listener without deadlines (not TCP or unix) is left
+// alone, and handoff does nothing.
 func ServeStarting(ln net.Listener, st Starting) (handoff func()) {
 	dl, ok := ln.(interface{ SetDeadline(time.Time) error })
 	if !ok {
