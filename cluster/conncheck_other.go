@@ -5,4 +5,4 @@ package cluster
 import "net"
 
 // connAlive cannot peek here: idle connections are not reused (rpcConn.alive).
-func connAlive(net.Conn) (alive, ok bool) { return false, false }
+func connAlive(net.Conn) bool { return false }

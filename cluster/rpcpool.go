@@ -56,10 +56,7 @@ func newRPCConn(conn net.Conn) *rpcConn {
 // (one whose deadline passed before it started, when its goroutine was
 // descheduled, returns a timeout without looking), and a proposal sent on a
 // connection the other node had closed fails without a retry.
-func (rc *rpcConn) alive() bool {
-	alive, ok := connAlive(rc.conn)
-	return ok && alive
-}
+func (rc *rpcConn) alive() bool { return connAlive(rc.conn) }
 
 // send writes v as one gob message, in one write.
 func (rc *rpcConn) send(v any) error {

@@ -57,15 +57,10 @@ func serve(args []string) error {
 	if ls.chat != nil {
 		handoffChat = router.ServeStarting(ls.chat, router.Starting{Version: chat.Version, Log: log})
 	}
+	defer handoff() // on a failed start; a handoff acts once
+	defer handoffChat()
 	stopMetrics, metricsErr := serveMetrics(ls.metrics)
 	defer stopMetrics()
-	started := false
-	defer func() {
-		if !started {
-			handoffChat()
-			handoff()
-		}
-	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl, err := cluster.Start(ctx, cluster.Config{
@@ -106,7 +101,6 @@ func serve(args []string) error {
 		cl.SetHTTPHandler(transportHandler(srv.ServeRaw, chatSrv))
 	}
 	handoff()
-	started = true
 	return run(srv, cl, ls, log, &cfg, stopChat, metricsErr)
 }
 
