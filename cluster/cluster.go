@@ -389,14 +389,17 @@ func (c *Cluster) Meta() *Meta { return c.meta }
 // GroupOf is the data group holding tenant.
 func (c *Cluster) GroupOf(tenant string) uint32 { return TenantGroup(tenant, c.info.Groups) }
 
-// unavailable marks errors that mean "no leader answered" so the router
+// unavailable marks errors that mean "no leader answered" (ErrUnavailable)
+// or "the leader could not write its log" (ErrStorage), so the router
 // answers 503 retryable.
 func unavailable(err error) error {
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil
-	}
-	if errors.Is(err, shard.ErrNotLeader) || errors.Is(err, shard.ErrTimeout) ||
-		errors.Is(err, shard.ErrShutdown) || errors.Is(err, context.DeadlineExceeded) {
+	case errors.Is(err, shard.ErrStorage):
+		return fmt.Errorf("%w: %w", ErrStorage, err)
+	case errors.Is(err, shard.ErrNotLeader) || errors.Is(err, shard.ErrTimeout) ||
+		errors.Is(err, shard.ErrShutdown) || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err

@@ -79,6 +79,9 @@ func authError(reason string) error {
 var (
 	// ErrUnavailable means no leader of the needed group answered in time.
 	ErrUnavailable = errors.New("cluster: group unavailable")
+	// ErrStorage means the group's leader could not write a command to its
+	// log (a full or failing disk): the command was not applied.
+	ErrStorage = errors.New("cluster: the leader cannot write its log")
 	// ErrEmbedderMismatch refuses a start whose embedder differs from the
 	// one the data dir was created with.
 	ErrEmbedderMismatch = errors.New("cluster: embedder mismatch")

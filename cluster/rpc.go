@@ -87,6 +87,7 @@ var sentinels = map[string]error{
 	"unknown_group": shard.ErrUnknownGroup, "unavailable": ErrUnavailable,
 	"unknown_org": ErrUnknownOrg, "unknown_key": ErrUnknownKey, "invalid_command": ErrInvalidCommand,
 	"org_exists": ErrOrgExists, "key_exists": ErrKeyExists, "not_hosted": ErrNotHosted,
+	"storage": shard.ErrStorage,
 }
 
 func kindOf(err error) string {

@@ -61,6 +61,13 @@ func unavailable(msg string) *apiError {
 	return e
 }
 
+// storageUnavailable answers a write the leader could not append to its
+// log (a full or failing disk): nothing was written, so a retry is safe.
+func storageUnavailable() *apiError {
+	return unavailable("Service unavailable: the server cannot write to its storage").
+		with("reason", "storage_unavailable")
+}
+
 func internalError() *apiError { return newError(500, codeInternal, "Internal server error") }
 
 // validationError builds the 400 of interface §7.1 from field errors.

@@ -240,6 +240,9 @@ func (s *Server) fail(c *call, err error) {
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae):
+	case errors.Is(err, cluster.ErrStorage):
+		s.log.Warn("write refused: the log cannot be written", "err", err, "request_id", c.reqID)
+		ae = storageUnavailable()
 	case errors.Is(err, ErrUnavailable), errors.Is(err, cluster.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		ae = unavailable("Service unavailable: no leader answered in time")
 	default:

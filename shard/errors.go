@@ -14,6 +14,10 @@ var (
 	// finished, or (Propose) leadership was lost after the command was
 	// appended; a proposal may still be committed later.
 	ErrTimeout = errors.New("shard: timeout")
+	// ErrStorage means this node could not write the command to its log (a
+	// full or failing disk). Nothing was appended, so the command will not
+	// be applied: retrying is safe once the disk takes writes again.
+	ErrStorage = errors.New("shard: cannot write the log")
 	// ErrShutdown means the group or node has been closed.
 	ErrShutdown = errors.New("shard: shutdown")
 	// ErrUnknownGroup means the group is not started on this node.

@@ -152,6 +152,13 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 			store.Close()
 		}
 	}()
+	partial, err := removePartialSnapshots(dir)
+	if len(partial) > 0 {
+		log.Warn("removed unfinished snapshots", "snapshots", partial)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot remove unfinished snapshots: %w", err)
+	}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, snapshotsRetained, hlog)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open snapshot store: %w", err)
@@ -182,7 +189,7 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	label := groupLabel(cfg.ID)
 	fsm := newFSMAdapter(sm, label)
 	stable := &stableStore{s: store}
-	r, err := raft.NewRaft(rc, fsm, logs, stable, sizedStore{snaps}, trans)
+	r, err := raft.NewRaft(rc, fsm, markedLogs{logs}, stable, sizedStore{cleanStore{snaps, dir}}, trans)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start raft: %w", err)
 	}

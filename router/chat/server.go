@@ -242,6 +242,9 @@ func (s *Server) fail(c *call, err error) {
 		if relay.Relayed(c.ctx) { // the forwarding node looks for the leader again
 			c.ctx.Response.Header.Set(cluster.NotHostedHeader, "1")
 		}
+	case errors.Is(err, cluster.ErrStorage):
+		s.log.Warn("write refused: the log cannot be written", "err", err, "request_id", c.reqID)
+		ae = unavailable("Service unavailable: the server cannot write to its storage").with("reason", "storage_unavailable")
 	case errors.Is(err, cluster.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		ae = unavailable("Service unavailable: no leader answered in time")
 	case errors.Is(err, ErrProvider):

@@ -1,0 +1,36 @@
+package chat
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/hebbdb/hebb/cluster"
+)
+
+// A write the leader could not append to its log answers 503, retryable,
+// reason storage_unavailable, without the underlying error's text.
+func TestFailStorage(t *testing.T) {
+	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	c := &call{ctx: &fasthttp.RequestCtx{}, reqID: "req_test"}
+	disk := errors.New("write /data/raft/group-3/raft.db: no space left on device")
+	s.fail(c, fmt.Errorf("%w: %w", cluster.ErrStorage, disk))
+	body := c.ctx.Response.Body()
+	var env struct {
+		Retryable bool
+		Details   map[string]any
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Fatal(err)
+	}
+	if c.ctx.Response.StatusCode() != 503 || !env.Retryable || env.Details["reason"] != "storage_unavailable" ||
+		strings.Contains(string(body), "raft.db") {
+		t.Fatalf("answer %d %s", c.ctx.Response.StatusCode(), body)
+	}
+}

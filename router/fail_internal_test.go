@@ -1,0 +1,44 @@
+package router
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/hebbdb/hebb/cluster"
+)
+
+// A write the leader could not append to its log answers 503, retryable,
+// reason storage_unavailable, without the underlying error's text (it
+// names files of the data dir).
+func TestFailStorage(t *testing.T) {
+	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	c := &call{ctx: &fasthttp.RequestCtx{}, reqID: "req_test"}
+	disk := errors.New("write /data/raft/group-3/raft.db: no space left on device")
+	s.fail(c, fmt.Errorf("%w: %w", cluster.ErrStorage, disk))
+	if got := c.ctx.Response.StatusCode(); got != 503 {
+		t.Fatalf("status %d, want 503", got)
+	}
+	var env struct {
+		Code      string
+		Message   string
+		Retryable bool
+		Details   map[string]any
+	}
+	body := c.ctx.Response.Body()
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Fatal(err)
+	}
+	if env.Code != "INTERNAL" || !env.Retryable || env.Details["reason"] != "storage_unavailable" {
+		t.Fatalf("envelope %s", body)
+	}
+	if strings.Contains(string(body), "raft.db") {
+		t.Fatalf("the answer names a file: %s", body)
+	}
+}
