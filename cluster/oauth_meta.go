@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"cmp"
+	"encoding/gob"
 	"fmt"
 	"maps"
 	"slices"
@@ -39,6 +40,14 @@ func init() {
 	decoders[cmdOAuthRedeemCode] = decodeWith((*metaState).oauthRedeemCode)
 	decoders[cmdOAuthRefresh] = decodeWith((*metaState).oauthRefresh)
 	decoders[cmdOAuthRevoke] = decodeWith((*metaState).oauthRevoke)
+	// Results and errors cross the node transport when a follower proposes.
+	sentinels["oauth_client_exists"] = ErrOAuthClientExists
+	sentinels["unknown_oauth_client"] = ErrUnknownOAuthClient
+	sentinels["oauth_invalid_grant"] = ErrOAuthInvalidGrant
+	sentinels["oauth_invalid_scope"] = ErrOAuthInvalidScope
+	for _, v := range []any{OAuthKey{}, OAuthClient{}, OAuthIssued{}} {
+		gob.Register(v)
+	}
 }
 
 // Token kinds.

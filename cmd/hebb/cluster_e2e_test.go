@@ -22,6 +22,9 @@ import (
 const (
 	clusterKey   = "mk_live_" + "clusterE2eKeyForTheTests_k3y"
 	clusterAdmin = "adm"
+	// clusterVault is the vault master key every test node shares (base64
+	// of 32 bytes), as a cluster's nodes must.
+	clusterVault = "aGViYi1lMmUtY2x1c3Rlci12YXVsdC1rZXktdGVzdCE="
 	// failoverLimit is the issue's bound on electing a new leader after the
 	// old one is killed.
 	failoverLimit = 10 * time.Second
@@ -41,6 +44,9 @@ type testCluster struct {
 	t     *testing.T
 	seed  string // gossip address of the first node
 	nodes []*cnode
+	// ownVaultKey starts the next nodes without the shared vault master
+	// key: each draws one of its own.
+	ownVaultKey bool
 }
 
 // startCluster starts n nodes: the first bootstraps (with the fixed API key),
@@ -93,6 +99,9 @@ func (c *testCluster) launchNode(extra []string) *cnode { return c.launchNamed("
 func (c *testCluster) launchNamed(id string, extra []string) *cnode {
 	c.t.Helper()
 	s := spec{dataDir: c.t.TempDir(), httpAddr: freeAddr(c.t), env: []string{"HEBB_BOOTSTRAP_API_KEY=" + clusterKey}}
+	if !c.ownVaultKey {
+		s.env = append(s.env, "HEBB_VAULT_KEY="+clusterVault)
+	}
 	if id != "" {
 		// The node reads its id from the data dir (cluster.nodeID).
 		if err := os.WriteFile(filepath.Join(s.dataDir, "node-id"), []byte(id+"\n"), 0o600); err != nil {
@@ -431,4 +440,49 @@ func TestE2EClusterJoin(t *testing.T) {
 		return ok && slices.Contains(v.Nodes, nodeEntry{NodeID: joined.id, Status: "left"})
 	})
 	checkReadable(t, c.nodes[1], written)
+}
+
+// TestE2EClusterVaultKey: with one vault master key on every node, the
+// OAuth signing key the first node made (and sealed) signs on every node;
+// a node that joins with a key of its own says so in its log, and its
+// OAuth endpoints that sign answer 503.
+func TestE2EClusterVaultKey(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, 2)
+	jwks := func(cn *cnode) (int, string) {
+		res, err := client.Get("http://" + cn.httpAddr + "/oauth/jwks")
+		if err != nil {
+			t.Fatalf("jwks: %v", err)
+		}
+		defer res.Body.Close()
+		var body struct {
+			Keys []struct{ Kid string }
+		}
+		_ = json.NewDecoder(res.Body).Decode(&body)
+		if len(body.Keys) != 1 {
+			return res.StatusCode, ""
+		}
+		return res.StatusCode, body.Keys[0].Kid
+	}
+	st, kid := jwks(c.nodes[0])
+	if st != 200 || kid == "" {
+		t.Fatalf("jwks on the first node: %d %q", st, kid)
+	}
+	if st, other := jwks(c.nodes[1]); st != 200 || other != kid {
+		t.Fatalf("jwks on the second node: %d %q, want %q", st, other, kid)
+	}
+	const warning = "vault master key of its own"
+	for _, cn := range c.nodes {
+		if strings.Contains(cn.stderr.String(), warning) {
+			t.Fatalf("a node with the shared key warned: %s", cn.stderr)
+		}
+	}
+	c.ownVaultKey = true
+	lone := c.add(nil)
+	if !strings.Contains(lone.stderr.String(), warning) {
+		t.Errorf("the node with a key of its own did not warn: %s", lone.stderr)
+	}
+	if st, _ := jwks(lone); st != 503 {
+		t.Errorf("jwks on the node with a key of its own: %d, want 503", st)
+	}
 }

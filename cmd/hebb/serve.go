@@ -61,6 +61,7 @@ func serve(args []string) error {
 	defer handoffChat()
 	stopMetrics, metricsErr := serveMetrics(ls.metrics)
 	defer stopMetrics()
+	existing := holdsCluster(cfg.DataDir)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl, err := cluster.Start(ctx, cluster.Config{
@@ -81,7 +82,7 @@ func serve(args []string) error {
 	if gcTuned() {
 		debug.FreeOSMemory() // what restoring the groups' snapshots left behind
 	}
-	ring, err := vault.Load(os.Getenv("HEBB_VAULT_KEY"), cfg.DataDir)
+	ring, err := loadVault(log, cfg.DataDir, existing, !existing && len(cfg.joinAddrs()) > 0)
 	if err != nil {
 		ls.close()
 		_ = cl.Close()

@@ -56,24 +56,28 @@ func Parse(spec string) (*Ring, error) {
 }
 
 // Load returns the ring from env (HEBB_VAULT_KEY) when set, else from the
-// data dir's key file, creating it with mode 0600 on first use.
-func Load(env, dataDir string) (*Ring, error) {
+// data dir's key file, creating it with mode 0600 on first use; created
+// reports that it drew a new key.
+func Load(env, dataDir string) (r *Ring, created bool, err error) {
 	if env != "" {
-		return Parse(env)
+		r, err = Parse(env)
+		return r, false, err
 	}
 	path := filepath.Join(dataDir, KeyFile)
 	if b, err := os.ReadFile(path); err == nil {
-		return Parse(string(b))
+		r, err = Parse(string(b))
+		return r, false, err
 	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
-		return nil, fmt.Errorf("cannot draw vault key: %w", err)
+		return nil, false, fmt.Errorf("cannot draw vault key: %w", err)
 	}
 	spec := "k1:" + base64.StdEncoding.EncodeToString(raw)
 	if err := os.WriteFile(path, []byte(spec+"\n"), 0o600); err != nil {
-		return nil, fmt.Errorf("cannot write vault key file: %w", err)
+		return nil, false, fmt.Errorf("cannot write vault key file: %w", err)
 	}
-	return Parse(spec)
+	r, err = Parse(spec)
+	return r, true, err
 }
 
 func aad(tenant, alias, atomID string) []byte {

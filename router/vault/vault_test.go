@@ -64,18 +64,18 @@ func TestParseRejects(t *testing.T) {
 
 func TestLoadCreatesKeyFile(t *testing.T) {
 	dir := t.TempDir()
-	r1, err := Load("", dir)
-	if err != nil {
-		t.Fatal(err)
+	r1, created, err := Load("", dir)
+	if err != nil || !created {
+		t.Fatalf("first Load: created %v, %v", created, err)
 	}
 	st, err := os.Stat(filepath.Join(dir, KeyFile))
 	if err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v, mode %v", err, st.Mode())
 	}
 	sealed, _ := r1.Seal([]byte("v"), "t", "a", "i")
-	r2, err := Load("", dir)
-	if err != nil {
-		t.Fatal(err)
+	r2, created, err := Load("", dir)
+	if err != nil || created {
+		t.Fatalf("second Load: created %v, %v", created, err)
 	}
 	if _, err := r2.Open(sealed, "t", "a", "i"); err != nil {
 		t.Fatalf("reloaded ring cannot open: %v", err)
