@@ -123,7 +123,7 @@ func (s *Server) mcpIdentity(c *call) (*mcpIdentity, error) {
 		}
 		return &mcpIdentity{org: c.org}, nil
 	}
-	g, err := s.tools.oauth.Verify(key)
+	g, err := s.tools.oauth.Verify(c.std, key)
 	if errors.Is(err, oauth.ErrInvalidToken) {
 		return nil, s.mcpChallenge("invalid_token", "The access token is not valid or has expired", `, error="invalid_token"`)
 	}

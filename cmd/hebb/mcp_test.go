@@ -49,7 +49,8 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func remoteSession(t *testing.T, n *node, key string) *mcp.ClientSession {
 	t.Helper()
 	base := "http://" + n.httpAddr
-	token := authorizeByHand(t, base, key)
+	_, tok := authorizeByHand(t, key, base)
+	token := tok.AccessToken
 	transport := &mcp.StreamableClientTransport{Endpoint: base + "/mcp", MaxRetries: -1,
 		HTTPClient: &http.Client{Transport: bearer{token}, Timeout: 20 * time.Second}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "remote-test", Version: "1"}, nil).
@@ -63,13 +64,16 @@ func remoteSession(t *testing.T, n *node, key string) *mcp.ClientSession {
 
 var ticketRE = regexp.MustCompile(`name="ticket" value="([^"]+)"`)
 
-// authorizeByHand registers a client, signs in with key, consents and
-// exchanges the code; it returns the access token.
-func authorizeByHand(t *testing.T, base, key string) string {
+// authorizeByHand registers a client, signs in with key (asking for
+// offline_access too), consents and exchanges the code, sending the four
+// steps to bases in turn (one base: all of them); it returns the client's
+// id and the token answer.
+func authorizeByHand(t *testing.T, key string, bases ...string) (clientID string, tok tokenAnswer) {
 	t.Helper()
 	const redirect = "http://127.0.0.1:47602/cb"
+	base := func(step int) string { return bases[step%len(bases)] }
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := client.Post(base+"/oauth/register", "application/json",
+	res, err := client.Post(base(0)+"/oauth/register", "application/json",
 		strings.NewReader(`{"redirect_uris":["`+redirect+`"],"client_name":"e2e","token_endpoint_auth_method":"none"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -81,9 +85,9 @@ func authorizeByHand(t *testing.T, base, key string) string {
 	_ = res.Body.Close()
 	verifier := oauth2.GenerateVerifier()
 	form := url.Values{"step": {"signin"}, "api_key": {key}, "response_type": {"code"}, "client_id": {reg.ClientID},
-		"redirect_uri": {redirect}, "scope": {"memory:read memory:write"}, "code_challenge_method": {"S256"},
+		"redirect_uri": {redirect}, "scope": {"memory:read memory:write offline_access"}, "code_challenge_method": {"S256"},
 		"code_challenge": {oauth2.S256ChallengeFromVerifier(verifier)}}
-	res, err = noFollow.PostForm(base+"/oauth/authorize", form)
+	res, err = noFollow.PostForm(base(1)+"/oauth/authorize", form)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,26 +97,37 @@ func authorizeByHand(t *testing.T, base, key string) string {
 	if m == nil {
 		t.Fatalf("sign-in: %d %s", res.StatusCode, page)
 	}
-	res, err = noFollow.PostForm(base+"/oauth/authorize", url.Values{"step": {"consent"}, "ticket": {m[1]}, "decision": {"allow"}})
+	res, err = noFollow.PostForm(base(2)+"/oauth/authorize", url.Values{"step": {"consent"}, "ticket": {m[1]}, "decision": {"allow"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = res.Body.Close()
 	loc, _ := url.Parse(res.Header.Get("Location"))
-	res, err = client.PostForm(base+"/oauth/token", url.Values{"grant_type": {"authorization_code"},
-		"code": {loc.Query().Get("code")}, "redirect_uri": {redirect}, "code_verifier": {verifier}, "client_id": {reg.ClientID}})
+	tok = exchange(t, base(3), url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")},
+		"redirect_uri": {redirect}, "code_verifier": {verifier}, "client_id": {reg.ClientID}})
+	return reg.ClientID, tok
+}
+
+// tokenAnswer is the token endpoint's answer.
+type tokenAnswer struct {
+	AccessToken  string `json:"access_token"`
+	RefreshToken string `json:"refresh_token"`
+}
+
+// exchange posts form to base's token endpoint and returns the tokens.
+func exchange(t *testing.T, base string, form url.Values) tokenAnswer {
+	t.Helper()
+	res, err := client.PostForm(base+"/oauth/token", form)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
-	var tok struct {
-		AccessToken string `json:"access_token"`
-	}
+	var tok tokenAnswer
 	_ = json.NewDecoder(res.Body).Decode(&tok)
 	if tok.AccessToken == "" {
-		t.Fatalf("token exchange: %d", res.StatusCode)
+		t.Fatalf("token endpoint (%s): %d", form.Get("grant_type"), res.StatusCode)
 	}
-	return tok.AccessToken
+	return tok
 }
 
 // callTool returns a tool's structured content and whether it is an error.

@@ -70,7 +70,7 @@ func startNode(t *testing.T, o nodeOpts) *node {
 	n := &node{t: t, cl: cl, URL: "http://" + ln.Addr().String()}
 	cfg := router.Config{PublicURL: n.URL, AdminToken: testAdminToken, Logger: log, DefaultPlan: o.plan}
 	if o.vault {
-		if cfg.Vault, err = vault.Load("", t.TempDir()); err != nil {
+		if cfg.Vault, _, err = vault.Load("", t.TempDir()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -41,8 +42,8 @@ var hidden = []string{"response_type", "client_id", "redirect_uri", "scope", "st
 // parseAuthRequest validates an authorization request. With a nil request
 // the error is shown on a page (unknown client or redirect URI: never
 // redirect there); otherwise it is redirected to the client.
-func (s *Server) parseAuthRequest(v url.Values) (*authRequest, cluster.OAuthClient, *oauthError) {
-	client, ok := s.backend.Meta().OAuthClient(v.Get("client_id"))
+func (s *Server) parseAuthRequest(ctx context.Context, v url.Values) (*authRequest, cluster.OAuthClient, *oauthError) {
+	client, ok := s.client(ctx, v.Get("client_id"))
 	if !ok {
 		return nil, client, errorf(http.StatusBadRequest, "invalid_client", "Unknown client_id: register the client first")
 	}
@@ -121,7 +122,7 @@ const keySignInParam = "signin"
 // where there are no sessions or when asked for.
 func (s *Server) authorizePage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	req, client, oerr := s.parseAuthRequest(q)
+	req, client, oerr := s.parseAuthRequest(r.Context(), q)
 	if oerr != nil {
 		s.authFailed(w, r, req, oerr)
 		return

@@ -409,7 +409,7 @@ func TestTokenFlow(t *testing.T) {
 		t.Fatalf("exchange: %d %v", st, tok)
 	}
 	access := tok["access_token"].(string)
-	g, err := e.srv.Verify(access)
+	g, err := e.srv.Verify(context.Background(), access)
 	if err != nil || g.OrgID != "org_test" || g.ClientName != "Test Agent" || len(g.Scopes) != 4 {
 		t.Fatalf("Verify = %+v, %v", g, err)
 	}
@@ -432,7 +432,7 @@ func TestTokenFlow(t *testing.T) {
 		if st, m, _, _ := e.postForm("/oauth/token", form); st != 400 || m["error"] != "invalid_grant" {
 			t.Fatalf("reused refresh: %d %v", st, m)
 		}
-		if _, err := e.srv.Verify(next["access_token"].(string)); err == nil {
+		if _, err := e.srv.Verify(context.Background(), next["access_token"].(string)); err == nil {
 			t.Error("refresh-token reuse left the family's access token valid")
 		}
 	})
@@ -512,7 +512,7 @@ func TestTokenErrors(t *testing.T) {
 		if st, _, _, _ := e.postForm("/oauth/revoke", url.Values{"token": {tok["access_token"].(string)}, "client_id": {pub.id}}); st != 200 {
 			t.Errorf("revoke: %d", st)
 		}
-		if _, err := e.srv.Verify(tok["access_token"].(string)); err == nil {
+		if _, err := e.srv.Verify(context.Background(), tok["access_token"].(string)); err == nil {
 			t.Error("revoked token still valid")
 		}
 	})

@@ -149,12 +149,14 @@ type Grant struct {
 }
 
 // Verify resolves an access token to its grant, or ErrInvalidToken.
-func (s *Server) Verify(token string) (Grant, error) {
+func (s *Server) Verify(ctx context.Context, token string) (Grant, error) {
 	if !strings.HasPrefix(token, accessPrefix) {
 		return Grant{}, ErrInvalidToken
 	}
+	var g cluster.OAuthGrant
+	var ok bool
+	s.synced(ctx, func(m *cluster.Meta) bool { g, ok = m.OAuthAccess(hashSecret(token), time.Now()); return ok })
 	meta := s.backend.Meta()
-	g, ok := meta.OAuthAccess(hashSecret(token), time.Now())
 	if !ok || g.Resource != "" && g.Resource != s.cfg.Resource {
 		return Grant{}, ErrInvalidToken
 	}

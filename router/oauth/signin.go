@@ -31,12 +31,12 @@ func (s *Server) keySignInPage(w http.ResponseWriter, r *http.Request, status in
 // page.
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 	f := r.PostForm
-	req, client, oerr := s.parseAuthRequest(f)
+	req, client, oerr := s.parseAuthRequest(r.Context(), f)
 	if oerr != nil {
 		s.authFailed(w, r, req, oerr)
 		return
 	}
-	org, _, err := s.backend.Meta().Authenticate(strings.TrimSpace(f.Get("api_key")))
+	org, err := s.authenticate(r.Context(), strings.TrimSpace(f.Get("api_key")))
 	if err != nil {
 		msg := "That API key is not valid."
 		if errors.Is(err, cluster.ErrRevokedKey) {

@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"context"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -95,7 +96,7 @@ func TestSessionSignIn(t *testing.T) {
 		if st != 200 || q.Get("state") != "st-1" {
 			t.Fatalf("exchange: %d %v (redirect %v)", st, tok, q)
 		}
-		if g, err := e.srv.Verify(tok["access_token"].(string)); err != nil || g.OrgID != "org_test" {
+		if g, err := e.srv.Verify(context.Background(), tok["access_token"].(string)); err != nil || g.OrgID != "org_test" {
 			t.Errorf("Verify = %+v, %v", g, err)
 		}
 	})

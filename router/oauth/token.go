@@ -135,8 +135,8 @@ func (s *Server) clientAuth(w http.ResponseWriter, r *http.Request) (cluster.OAu
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
 	denied := errorf(http.StatusUnauthorized, "invalid_client", "Client authentication failed")
-	client, ok := s.backend.Meta().OAuthClient(id)
-	if !ok || id == "" {
+	client, ok := s.client(r.Context(), id)
+	if !ok {
 		return client, denied
 	}
 	if client.AuthMethod == "none" {
@@ -197,7 +197,7 @@ func (s *Server) idToken(r *http.Request, g cluster.OAuthGrant, nonce string) (s
 // userinfo is the OpenID Connect UserInfo endpoint.
 func (s *Server) userinfo(w http.ResponseWriter, r *http.Request) {
 	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	g, err := s.Verify(strings.TrimSpace(tok))
+	g, err := s.Verify(r.Context(), strings.TrimSpace(tok))
 	if !strings.EqualFold(scheme, "Bearer") || err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 		writeJSON(w, http.StatusUnauthorized, errorf(0, "invalid_token", "The access token is not valid"))
