@@ -110,6 +110,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	}
 	c := &Cluster{cfg: cfg, log: cfg.Logger, node: node, meta: NewMeta(), stop: make(chan struct{}), stopped: make(chan struct{}),
 		leaderless: map[uint32]time.Time{}, demoted: map[uint32]time.Time{}}
+	c.meta.SetSync(c.SyncMeta)
 	node.HandleRPC(c.serveRPC)
 	if err := c.start(ctx); err != nil {
 		c.shutdownMembers()

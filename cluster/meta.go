@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -143,8 +145,9 @@ func insertSorted(ids []string, id string) []string {
 // and Restore take the write lock; queries take the read lock and may be
 // called from any number of goroutines.
 type Meta struct {
-	mu sync.RWMutex
-	st *metaState
+	mu   sync.RWMutex
+	st   *metaState
+	sync atomic.Pointer[func(context.Context) error] // Synced's barrier (meta_sync.go)
 }
 
 // NewMeta returns an empty meta state machine.

@@ -92,6 +92,14 @@ func (s *Server) resolveSession(c *call, raw string) bool {
 	return true
 }
 
+// chatUser returns the user id, looking again after a meta read barrier
+// before it reports none: signed up through another node a moment ago.
+func (s *Server) chatUser(c *call, id string) (u cluster.ChatUser, ok bool) {
+	m := s.b.Meta()
+	m.Synced(c.std, func() bool { u, ok = m.ChatUser(id); return ok })
+	return u, ok
+}
+
 // metaSyncer is implemented by a Backend that can bring the local meta
 // replica up to date with the commit index (*cluster.Cluster).
 type metaSyncer interface {

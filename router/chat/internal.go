@@ -83,7 +83,7 @@ func (s *Server) internalPost(c *call) error {
 	}
 	author := systemAuthor
 	if body.UserID != nil {
-		u, ok := s.b.Meta().ChatUser(*body.UserID)
+		u, ok := s.chatUser(c, *body.UserID)
 		if !ok {
 			return notFound("User not found")
 		}
@@ -114,7 +114,7 @@ func (s *Server) internalUser(c *call) error {
 	if !validID(userPrefix, id) {
 		return notFound("User not found")
 	}
-	u, ok := s.b.Meta().ChatUser(id)
+	u, ok := s.chatUser(c, id)
 	if !ok {
 		return notFound("User not found")
 	}
@@ -152,7 +152,7 @@ func (s *Server) createLobbyRoom(c *call) error {
 		cmd.Lobby = true
 	}
 	if body.OwnerID != nil {
-		u, ok := s.b.Meta().ChatUser(*body.OwnerID)
+		u, ok := s.chatUser(c, *body.OwnerID)
 		if !ok {
 			return notFound("User not found")
 		}

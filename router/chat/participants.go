@@ -29,7 +29,7 @@ func (s *Server) addParticipant(c *call) error {
 		if !validID(userPrefix, *body.UserID) {
 			return validationError(fieldErr("value_error", "Input should be a user id (usr_<ulid>)", "body", "userId"))
 		}
-		u, ok := s.b.Meta().ChatUser(*body.UserID)
+		u, ok := s.chatUser(c, *body.UserID)
 		if !ok {
 			return notFound("User not found")
 		}

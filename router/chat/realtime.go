@@ -73,7 +73,7 @@ func (s *Server) realtime(ctx *fasthttp.RequestCtx) {
 		if err := v.err(); err != nil {
 			return err
 		}
-		user, ok := s.b.Meta().ChatUser(claims.Sub)
+		user, ok := s.chatUser(c, claims.Sub)
 		if !ok {
 			return unauthorized("invalid_token", "Realtime token is invalid, expired or for another room")
 		}

@@ -125,7 +125,11 @@ type invitationData struct {
 func (c *Console) invitation(w http.ResponseWriter, r *http.Request, v *view) (invitationData, bool) {
 	tok := r.PathValue("token")
 	meta := c.b.Meta()
-	inv, ok := meta.ConsoleInviteByHash(hashToken(tok))
+	var inv cluster.ConsoleInvite
+	var ok bool
+	if strings.HasPrefix(tok, invitationPrefix) {
+		meta.Synced(r.Context(), func() bool { inv, ok = meta.ConsoleInviteByHash(hashToken(tok)); return ok })
+	}
 	if ok && v.Me != nil && inv.AcceptedBy == v.Me.UserID {
 		http.Redirect(w, r, Base+"/rooms/"+inv.RoomID, http.StatusSeeOther)
 		return invitationData{}, false

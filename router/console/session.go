@@ -96,7 +96,9 @@ func (c *Console) session(r *http.Request) (Identity, string, bool) {
 		return Identity{}, "", false
 	}
 	meta := c.b.Meta()
-	s, ok := meta.ConsoleSession(hashToken(ck.Value), time.Now())
+	var s cluster.ConsoleSession
+	var ok bool
+	meta.Synced(r.Context(), func() bool { s, ok = meta.ConsoleSession(hashToken(ck.Value), time.Now()); return ok })
 	if !ok {
 		return Identity{}, "", false
 	}

@@ -58,7 +58,10 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request, v *view) {
 		c.render(w, http.StatusTooManyRequests, "signin", v)
 		return
 	}
-	u, found := c.b.Meta().ConsoleUserByEmail(form.Email)
+	var u cluster.ConsoleUser
+	var found bool
+	meta := c.b.Meta()
+	meta.Synced(r.Context(), func() bool { u, found = meta.ConsoleUserByEmail(form.Email); return found })
 	hash := dummyHash
 	if found {
 		hash = u.PasswordHash

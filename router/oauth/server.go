@@ -155,8 +155,8 @@ func (s *Server) Verify(ctx context.Context, token string) (Grant, error) {
 	}
 	var g cluster.OAuthGrant
 	var ok bool
-	s.synced(ctx, func(m *cluster.Meta) bool { g, ok = m.OAuthAccess(hashSecret(token), time.Now()); return ok })
 	meta := s.backend.Meta()
+	meta.Synced(ctx, func() bool { g, ok = meta.OAuthAccess(hashSecret(token), time.Now()); return ok })
 	if !ok || g.Resource != "" && g.Resource != s.cfg.Resource {
 		return Grant{}, ErrInvalidToken
 	}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestE2EClusterConsole: a person the operator created through one node
+// signs in to the console through a second, and the session works on the
+// third at once, as a browser behind a load balancer needs.
+func TestE2EClusterConsole(t *testing.T) {
+	t.Parallel()
+	c := startCluster(t, 3)
+	base := func(i int) string { return "http://" + c.nodes[i].httpAddr }
+	const email, password = "ada@example.com", "correct horse battery"
+	st, org := adminJSON(t, base(0), "POST", "/admin/v1/orgs", map[string]any{"name": "Ada Labs"})
+	if st != 200 {
+		t.Fatalf("create org: %d %v", st, org)
+	}
+	if st, body := adminJSON(t, base(0), "POST", "/admin/v1/users",
+		map[string]any{"email": email, "password": password, "org_id": org["org_id"]}); st != 200 {
+		t.Fatalf("create console user: %d %v", st, body)
+	}
+
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	page := func(res *http.Response, err error) (int, string) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	st, signin := page(browser.Get(base(1) + "/console/signin"))
+	csrf := csrfRE.FindStringSubmatch(signin)
+	if st != 200 || csrf == nil {
+		t.Fatalf("sign-in page on node 2: %d", st)
+	}
+	if st, body := page(browser.PostForm(base(1)+"/console/signin",
+		url.Values{"csrf": {csrf[1]}, "email": {email}, "password": {password}, "next": {"/console"}})); st != http.StatusSeeOther {
+		t.Fatalf("sign-in on node 2: %d %s", st, body)
+	}
+	st, overview := page(browser.Get(base(2) + "/console"))
+	if st != 200 || !strings.Contains(overview, email) {
+		t.Fatalf("the console on node 3 with the session from node 2: %d %.300s", st, overview)
+	}
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// adminJSON sends one admin API request to base with the cluster's token.
+func adminJSON(t *testing.T, base, method, path string, body any) (int, map[string]any) {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest(method, base+path, bytes.NewReader(raw))
+	req.Header.Set("X-Admin-Token", clusterAdmin)
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&out)
+	return res.StatusCode, out
+}
