@@ -93,6 +93,7 @@ func CreateOrg(ctx stdContext, b Backend, name, rawKey string) (cluster.Org, str
 }
 
 func (s *Server) adminListOrgs(c *call) error {
+	s.syncMeta(c) // the orgs created through any node
 	orgs := s.backend.Meta().Orgs()
 	out := make([]map[string]string, len(orgs))
 	for i, o := range orgs {
@@ -114,7 +115,7 @@ func (s *Server) adminCreateKey(c *call) error {
 			return err
 		}
 	}
-	if _, ok := s.backend.Meta().Org(orgID); !ok {
+	if !s.orgExists(c, orgID) {
 		return notFound("Org not found")
 	}
 	raw, err := cluster.GenerateKey()
@@ -137,7 +138,10 @@ func (s *Server) adminCreateKey(c *call) error {
 
 func (s *Server) adminRevokeKey(c *call) error {
 	keyID, _ := c.ctx.UserValue("key_id").(string)
-	if _, ok := s.backend.Meta().Key(keyID); !ok {
+	meta := s.backend.Meta()
+	var ok bool
+	meta.Synced(c.std, func() bool { _, ok = meta.Key(keyID); return ok })
+	if !ok {
 		return notFound("Key not found")
 	}
 	if err := s.metaResult(c, cluster.EncodeRevokeKey(cluster.RevokeKey{KeyID: keyID, At: time.Now().UTC()})); err != nil {
@@ -168,6 +172,7 @@ func (s *Server) metaResult(c *call, cmd []byte) error {
 
 func (s *Server) adminGetSettings(c *call) error {
 	orgID, _ := c.ctx.UserValue("org_id").(string)
+	s.syncMeta(c) // the settings as last written, through any node
 	if _, ok := s.backend.Meta().Org(orgID); !ok {
 		return notFound("Org not found")
 	}
@@ -190,7 +195,7 @@ func (s *Server) adminPatchSettings(c *call) error {
 	if err := decodeBody(c.ctx.PostBody(), &req, true); err != nil {
 		return err
 	}
-	if _, ok := s.backend.Meta().Org(orgID); !ok {
+	if !s.orgExists(c, orgID) {
 		return notFound("Org not found")
 	}
 	cmd := cluster.UpdateSettings{OrgID: orgID, HideReplaced: req.HideReplaced}
@@ -251,4 +256,13 @@ func (s *Server) adminRemoveNode(c *call) error {
 		return err
 	}
 	return s.ok(c, map[string]string{"node_id": id, "status": cluster.NodeLeft})
+}
+
+// orgExists reports whether orgID names an org, looking again after a meta
+// read barrier before it says no: created through another node a moment
+// ago (an operator's script behind a load balancer).
+func (s *Server) orgExists(c *call, orgID string) (ok bool) {
+	meta := s.backend.Meta()
+	meta.Synced(c.std, func() bool { _, ok = meta.Org(orgID); return ok })
+	return ok
 }

@@ -187,7 +187,7 @@ func (s *Server) adminCreateUser(c *call) error {
 	nu := console.NewUser{Email: *req.Email, Password: *req.Password, OrgID: strings.TrimSpace(deref(req.OrgID)),
 		OrgName: deref(req.OrgName), Role: deref(req.Role), Operator: deref(req.Operator)}
 	if nu.OrgID != "" {
-		if _, ok := s.backend.Meta().Org(nu.OrgID); !ok {
+		if !s.orgExists(c, nu.OrgID) {
 			return notFound("Org not found")
 		}
 	}

@@ -13,9 +13,12 @@ import (
 	"time"
 )
 
-// TestE2EClusterConsole: a person the operator created through one node
-// signs in to the console through a second, and the session works on the
-// third at once, as a browser behind a load balancer needs.
+// TestE2EClusterConsole: an operator's calls and a person's console
+// session go to whichever node a load balancer picks, each call right
+// after the last: an org created through one node gets a console user
+// through a second, a key and settings through a third, reads its settings
+// back through another; the person signs in through one node and the
+// session works on the next at once.
 func TestE2EClusterConsole(t *testing.T) {
 	t.Parallel()
 	c := startCluster(t, 3)
@@ -25,9 +28,20 @@ func TestE2EClusterConsole(t *testing.T) {
 	if st != 200 {
 		t.Fatalf("create org: %d %v", st, org)
 	}
-	if st, body := adminJSON(t, base(0), "POST", "/admin/v1/users",
-		map[string]any{"email": email, "password": password, "org_id": org["org_id"]}); st != 200 {
-		t.Fatalf("create console user: %d %v", st, body)
+	orgID, _ := org["org_id"].(string)
+	if st, body := adminJSON(t, base(1), "POST", "/admin/v1/users",
+		map[string]any{"email": email, "password": password, "org_id": orgID}); st != 200 {
+		t.Fatalf("create console user through node 2: %d %v", st, body)
+	}
+	if st, body := adminJSON(t, base(2), "POST", "/admin/v1/orgs/"+orgID+"/keys", map[string]any{}); st != 200 {
+		t.Fatalf("create a key through node 3: %d %v", st, body)
+	}
+	if st, body := adminJSON(t, base(2), "PATCH", "/admin/v1/orgs/"+orgID+"/settings",
+		map[string]any{"hide_replaced": true}); st != 200 {
+		t.Fatalf("settings through node 3: %d %v", st, body)
+	}
+	if st, body := adminJSON(t, base(1), "GET", "/admin/v1/orgs/"+orgID+"/settings", nil); st != 200 || body["hide_replaced"] != true {
+		t.Fatalf("settings read back through node 2: %d %v", st, body)
 	}
 
 	jar, _ := cookiejar.New(nil)
