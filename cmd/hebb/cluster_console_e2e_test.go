@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -76,15 +74,5 @@ var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 // adminJSON sends one admin API request to base with the cluster's token.
 func adminJSON(t *testing.T, base, method, path string, body any) (int, map[string]any) {
 	t.Helper()
-	raw, _ := json.Marshal(body)
-	req, _ := http.NewRequest(method, base+path, bytes.NewReader(raw))
-	req.Header.Set("X-Admin-Token", clusterAdmin)
-	res, err := client.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	var out map[string]any
-	_ = json.NewDecoder(res.Body).Decode(&out)
-	return res.StatusCode, out
+	return sendJSON(t, method, base+path, "X-Admin-Token", clusterAdmin, body)
 }

@@ -190,21 +190,32 @@ func chatSignIn(t *testing.T, addr string) string {
 // empty) and decodes the JSON answer.
 func chatDo(t *testing.T, addr, token, method, path string, body any) (int, map[string]any) {
 	t.Helper()
+	auth := ""
+	if token != "" {
+		auth = "Bearer " + token
+	}
+	return sendJSON(t, method, "http://"+addr+path, "Authorization", auth, body)
+}
+
+// sendJSON sends body as JSON (none when nil) to url with header set to
+// value (unless value is empty) and decodes the JSON answer.
+func sendJSON(t *testing.T, method, url, header, value string, body any) (int, map[string]any) {
+	t.Helper()
 	var b []byte
 	if body != nil {
 		b, _ = json.Marshal(body)
 	}
-	req, err := http.NewRequest(method, "http://"+addr+path, bytes.NewReader(b))
+	req, err := http.NewRequest(method, url, bytes.NewReader(b))
 	if err != nil {
 		t.Fatalf("request: %v", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if value != "" {
+		req.Header.Set(header, value)
 	}
 	res, err := client.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	defer res.Body.Close()
 	var out map[string]any
