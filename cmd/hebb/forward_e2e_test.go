@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -55,6 +56,29 @@ func TestE2EForwardWithoutReplica(t *testing.T) {
 		st, del := apiDo(client, second.httpAddr, "DELETE", "/memory/atoms/01a215f5-d167-7101-b665-c070c9842952", nil)
 		if st != 200 || del["deleted"] != float64(0) {
 			t.Fatalf("delete of an unknown atom through the second node: %d %v", st, del)
+		}
+	})
+
+	// The export comes through the second node page by page (500 atoms a
+	// node call): the same lines as from the node that holds the group.
+	t.Run("export", func(t *testing.T) {
+		for b := range 3 {
+			items := make([]map[string]any, 450)
+			for i := range items {
+				items[i] = map[string]any{"content": fmt.Sprintf("Exported fact %d of batch %d about subject %x", i, b, i*7919+b)}
+			}
+			if st, body := apiDo(client, first.httpAddr, "POST", "/memory/write_batch", map[string]any{"items": items}); st != 200 {
+				t.Fatalf("batch %d: %d %v", b, st, body)
+			}
+		}
+		calls := forwardedHTTP(t, second.httpAddr)
+		direct, through := exportLines(t, first.httpAddr), exportLines(t, second.httpAddr)
+		if len(direct) < 1350 || !slices.Equal(direct, through) {
+			t.Fatalf("export through the second node: %d lines, from the first %d (equal: %v)",
+				len(through), len(direct), slices.Equal(direct, through))
+		}
+		if pages := forwardedHTTP(t, second.httpAddr) - calls; pages != 3 {
+			t.Errorf("the export took %v node calls, want 3 pages", pages)
 		}
 	})
 
@@ -405,4 +429,41 @@ func roomOwner(t *testing.T, cn *cnode, room string) string {
 		t.Fatalf("members of %s: %d %v", room, st, m)
 	}
 	return members[0].(map[string]any)["org_id"].(string)
+}
+
+// exportLines returns the lines of the account's export through addr.
+func exportLines(t *testing.T, addr string) []string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", "http://"+addr+"/api/v1/memory/export", nil)
+	req.Header.Set("X-Api-Key", clusterKey)
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("export through %s: %v", addr, err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("export through %s: %d %s", addr, res.StatusCode, body)
+	}
+	return strings.Split(strings.TrimSpace(string(body)), "\n")
+}
+
+// forwardedHTTP is the count of HTTP requests the node at addr forwarded
+// (hebb_cluster_forwarded_requests_total{kind="http"}).
+func forwardedHTTP(t *testing.T, addr string) float64 {
+	t.Helper()
+	res, err := client.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, `hebb_cluster_forwarded_requests_total{kind="http"} `); ok {
+			var f float64
+			_, _ = fmt.Sscan(v, &f)
+			return f
+		}
+	}
+	return 0
 }

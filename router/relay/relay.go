@@ -24,26 +24,36 @@ func Relayed(ctx *fasthttp.RequestCtx) bool { return len(ctx.Request.Header.Peek
 // and copies the answer, headers included, into in's response. send's
 // error is returned as it is.
 func Forward(in *fasthttp.RequestCtx, mark func(*fasthttp.Request), send func(raw []byte) ([]byte, error)) error {
-	req := fasthttp.AcquireRequest()
-	defer fasthttp.ReleaseRequest(req)
-	in.Request.CopyTo(req)
-	req.Header.Set(header, "1")
-	mark(req)
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseResponse(resp)
+	if err := Exchange(&in.Request, resp, mark, send); err != nil {
+		return err
+	}
+	resp.CopyTo(&in.Response)
+	in.Response.Header.Del(cluster.NotHostedHeader) // between nodes only
+	return nil
+}
+
+// Exchange sends a copy of req, marked as forwarded and adjusted by mark,
+// as raw bytes with send, and reads the answer into resp.
+func Exchange(req *fasthttp.Request, resp *fasthttp.Response, mark func(*fasthttp.Request),
+	send func(raw []byte) ([]byte, error)) error {
+	cp := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(cp)
+	req.CopyTo(cp)
+	cp.Header.Set(header, "1")
+	mark(cp)
 	var buf bytes.Buffer
-	if _, err := req.WriteTo(&buf); err != nil {
+	if _, err := cp.WriteTo(&buf); err != nil {
 		return fmt.Errorf("cannot forward request: %w", err)
 	}
 	raw, err := send(buf.Bytes())
 	if err != nil {
 		return err
 	}
-	resp := fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseResponse(resp)
 	if err := resp.Read(bufio.NewReader(bytes.NewReader(raw))); err != nil {
 		return fmt.Errorf("cannot read forwarded answer: %w", err)
 	}
-	resp.CopyTo(&in.Response)
-	in.Response.Header.Del(cluster.NotHostedHeader) // between nodes only
 	return nil
 }
 
