@@ -123,8 +123,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 }
 
 func (c *Cluster) start(ctx context.Context) error {
-	_, statErr := os.Stat(filepath.Join(c.cfg.DataDir, "raft", "group-0", "raft.db"))
-	fresh := errors.Is(statErr, os.ErrNotExist)
+	fresh := !HoldsState(c.cfg.DataDir)
 	joining := fresh && len(c.cfg.Join) > 0
 	c.bootstrap = fresh && !joining
 	self := NodeInfo{NodeID: c.cfg.NodeID, RaftAddr: c.node.Addr(), HTTPAddr: c.cfg.HTTPAddr, GossipAddr: c.cfg.GossipAddr}
@@ -360,16 +359,29 @@ func nodeID(cfg Config) (string, error) {
 		return cfg.NodeID, nil
 	}
 	path := filepath.Join(cfg.DataDir, "node-id")
-	if b, err := os.ReadFile(path); err == nil {
-		if id := strings.TrimSpace(string(b)); id != "" {
-			return id, nil
-		}
+	b, err := os.ReadFile(path)
+	switch id := strings.TrimSpace(string(b)); {
+	case err == nil && id != "":
+		return id, nil
+	case err != nil && !errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("cannot read the node id: %w", err)
+	case HoldsState(cfg.DataDir):
+		// A new identity would not be the voter its groups know.
+		return "", fmt.Errorf("the node id file %s is missing or empty in a data dir that holds a cluster: "+
+			"restore it, or start with --node-id set to this node's id", path)
 	}
 	id := "node-" + randomHex(6)
-	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+	if err := shard.WriteFileSynced(path, []byte(id+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("cannot persist node id: %w", err)
 	}
 	return id, nil
+}
+
+// HoldsState reports whether dataDir holds a node's Raft state (its meta
+// group's log): a node started on it rejoins its cluster.
+func HoldsState(dataDir string) bool {
+	_, err := os.Stat(filepath.Join(dataDir, "raft", "group-0", "raft.db"))
+	return !errors.Is(err, os.ErrNotExist)
 }
 
 func randomHex(n int) string {

@@ -3,6 +3,9 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hebbdb/hebb/shard"
@@ -22,5 +25,33 @@ func TestStorageErrors(t *testing.T) {
 	}
 	if got := unavailable(fmt.Errorf("%w: lost", shard.ErrNotLeader)); !errors.Is(got, ErrUnavailable) || errors.Is(got, ErrStorage) {
 		t.Errorf("not leader: %v", got)
+	}
+}
+
+// A node's id survives restarts; a data dir that holds a cluster but lost
+// its id file does not start under a new one.
+func TestNodeIDFile(t *testing.T) {
+	dir := t.TempDir()
+	id, err := nodeID(Config{DataDir: dir})
+	if err != nil || !strings.HasPrefix(id, "node-") {
+		t.Fatalf("first id: %q %v", id, err)
+	}
+	if again, err := nodeID(Config{DataDir: dir}); err != nil || again != id {
+		t.Fatalf("id after a restart: %q %v, want %q", again, err, id)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "raft", "group-0"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "raft", "group-0", "raft.db"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "node-id"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := nodeID(Config{DataDir: dir}); err == nil {
+		t.Fatalf("an empty id file in a data dir with a cluster gave %q", got)
+	}
+	if got, err := nodeID(Config{DataDir: dir, NodeID: id}); err != nil || got != id {
+		t.Fatalf("--node-id: %q %v", got, err)
 	}
 }

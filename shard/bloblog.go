@@ -227,18 +227,6 @@ func (b *blobLog) rotate() error {
 	return nil
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("cannot open %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("cannot sync %s: %w", dir, err)
-	}
-	return nil
-}
-
 // GetLog reads entry idx, its data from its segment when it holds a
 // reference.
 func (b *blobLog) GetLog(idx uint64, l *raft.Log) error {

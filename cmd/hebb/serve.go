@@ -61,7 +61,7 @@ func serve(args []string) error {
 	defer handoffChat()
 	stopMetrics, metricsErr := serveMetrics(ls.metrics)
 	defer stopMetrics()
-	existing := holdsCluster(cfg.DataDir)
+	existing := cluster.HoldsState(cfg.DataDir)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl, err := cluster.Start(ctx, cluster.Config{

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -34,11 +33,4 @@ func loadVault(log *slog.Logger, dataDir string, holdsCluster, joining bool) (*v
 			"before the first start)", "file", file)
 	}
 	return ring, nil
-}
-
-// holdsCluster reports whether dataDir already holds a cluster's state
-// (its meta group's log), as cluster.Start decides whether to bootstrap.
-func holdsCluster(dataDir string) bool {
-	_, err := os.Stat(filepath.Join(dataDir, "raft", "group-0", "raft.db"))
-	return !errors.Is(err, os.ErrNotExist)
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hebbdb/hebb/shard"
 )
 
 // Errors of the key ring.
@@ -67,13 +69,16 @@ func Load(env, dataDir string) (r *Ring, created bool, err error) {
 	if b, err := os.ReadFile(path); err == nil {
 		r, err = Parse(string(b))
 		return r, false, err
+	} else if !errors.Is(err, os.ErrNotExist) {
+		// Never draw a key over one that could not be read.
+		return nil, false, fmt.Errorf("cannot read the vault key file: %w", err)
 	}
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return nil, false, fmt.Errorf("cannot draw vault key: %w", err)
 	}
 	spec := "k1:" + base64.StdEncoding.EncodeToString(raw)
-	if err := os.WriteFile(path, []byte(spec+"\n"), 0o600); err != nil {
+	if err := shard.WriteFileSynced(path, []byte(spec+"\n"), 0o600); err != nil {
 		return nil, false, fmt.Errorf("cannot write vault key file: %w", err)
 	}
 	r, err = Parse(spec)

@@ -81,3 +81,18 @@ func TestLoadCreatesKeyFile(t *testing.T) {
 		t.Fatalf("reloaded ring cannot open: %v", err)
 	}
 }
+
+// A key file that exists but cannot be read is an error: a new key drawn
+// over it would lose what the old one sealed.
+func TestLoadUnreadableKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, KeyFile), 0o700); err != nil { // reads fail: a directory
+		t.Fatal(err)
+	}
+	if _, created, err := Load("", dir); err == nil || created {
+		t.Fatalf("Load over an unreadable key file: created %v, %v", created, err)
+	}
+	if st, err := os.Stat(filepath.Join(dir, KeyFile)); err != nil || !st.IsDir() {
+		t.Fatalf("the unreadable key file was replaced: %v", err)
+	}
+}
