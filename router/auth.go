@@ -40,12 +40,12 @@ func (s *Server) authenticate(c *call) error {
 		return nil
 	}
 	key, _ := apiKey(c)
-	org, keyID, err := s.backend.Meta().Authenticate(key)
-	if unknownKey(err) && s.syncMeta(c) {
-		// Created through another node a moment ago: this replica learns of
-		// the commit with the leader's next append.
-		org, keyID, err = s.backend.Meta().Authenticate(key)
-	}
+	var org, keyID string
+	var err error
+	// A key created through another node a moment ago reaches this
+	// replica with the leader's next append: look again before refusing.
+	meta := s.backend.Meta()
+	meta.Synced(c.std, func() bool { org, keyID, err = meta.Authenticate(key); return !unknownKey(err) })
 	if err != nil {
 		reason := cluster.ReasonInvalidKey
 		var ae *cluster.AuthError

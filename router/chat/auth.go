@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -78,12 +77,13 @@ func (s *Server) resolveSession(c *call, raw string) bool {
 	if len(raw) != tokenLen || !strings.HasPrefix(raw, tokenPrefix) {
 		return false
 	}
-	sess, user, ok := s.b.Meta().ChatSession(hashToken(raw), c.now)
-	if !ok && s.syncMeta(c) {
-		// Signed in through another node a moment ago: this replica learns
-		// of the commit with the leader's next append.
-		sess, user, ok = s.b.Meta().ChatSession(hashToken(raw), c.now)
-	}
+	var sess cluster.ChatSession
+	var user cluster.ChatUser
+	var ok bool
+	// Signed in through another node a moment ago: look again before
+	// refusing.
+	m := s.b.Meta()
+	m.Synced(c.std, func() bool { sess, user, ok = m.ChatSession(hashToken(raw), c.now); return ok })
 	if !ok {
 		return false
 	}
@@ -98,19 +98,6 @@ func (s *Server) chatUser(c *call, id string) (u cluster.ChatUser, ok bool) {
 	m := s.b.Meta()
 	m.Synced(c.std, func() bool { u, ok = m.ChatUser(id); return ok })
 	return u, ok
-}
-
-// metaSyncer is implemented by a Backend that can bring the local meta
-// replica up to date with the commit index (*cluster.Cluster).
-type metaSyncer interface {
-	SyncMeta(ctx context.Context) error
-}
-
-// syncMeta waits for the local meta replica to apply what was committed
-// before the call; false when the backend cannot or the wait failed.
-func (s *Server) syncMeta(c *call) bool {
-	m, ok := s.b.(metaSyncer)
-	return ok && m.SyncMeta(c.std) == nil
 }
 
 func (s *Server) setCookie(c *call, name, value string, maxAge time.Duration, path string) {
