@@ -16,7 +16,16 @@ func (m *Meta) Synced(ctx context.Context, found func() bool) {
 	if found() {
 		return
 	}
-	if f := m.sync.Load(); f != nil && (*f)(ctx) == nil {
+	if m.sync.Load() != nil && m.Sync(ctx) == nil {
 		found()
 	}
+}
+
+// Sync returns once the local replica applied every command committed
+// before the call (the barrier SetSync installed; nil without one).
+func (m *Meta) Sync(ctx context.Context) error {
+	if f := m.sync.Load(); f != nil {
+		return (*f)(ctx)
+	}
+	return nil
 }

@@ -70,18 +70,10 @@ func unknownKey(err error) bool {
 	return errors.As(err, &ae) && ae.Reason == cluster.ReasonInvalidKey
 }
 
-// metaSyncer is implemented by a Backend that can bring the local meta
-// replica up to date with the commit index (*cluster.Cluster).
-type metaSyncer interface {
-	SyncMeta(ctx stdContext) error
-}
-
 // syncMeta waits for the local meta replica to apply what was committed
-// before the call; false when the backend cannot or the wait failed.
-func (s *Server) syncMeta(c *call) bool {
-	m, ok := s.backend.(metaSyncer)
-	return ok && m.SyncMeta(c.std) == nil
-}
+// before the call (cluster.Meta.Sync); a failed wait leaves the reader with
+// the local state.
+func (s *Server) syncMeta(c *call) { _ = s.backend.Meta().Sync(c.std) }
 
 func (s *Server) unauthorized(reason, msg string) *apiError {
 	e := newError(401, codeUnauthorized, msg).with("reason", reason).with("keys_url", s.keysURL())

@@ -121,10 +121,7 @@ func (s *Server) exportThrough(c *call, fw Forwarder, org string) error {
 		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 		defer cancel()
 		return relay.Exchange(req, resp, func(r *fasthttp.Request) {
-			r.Header.Del(orgHeader)
-			if inProcess {
-				r.Header.Set(orgHeader, inOrg)
-			}
+			markOrg(r, inOrg, inProcess)
 			r.Header.Set(exportPageHeader, page)
 		}, func(raw []byte) ([]byte, error) { return fw.ForwardHTTP(ctx, org, raw) })
 	}

@@ -77,8 +77,15 @@ func trustForwardedOrg(ctx *fasthttp.RequestCtx) {
 // markForward sets, on a request copy about to be forwarded, the org header
 // of an in-process request, and strips whatever a client sent in it.
 func markForward(c *call, req *fasthttp.Request) {
+	org, ok := inProcessOrg(c.ctx)
+	markOrg(req, org, ok)
+}
+
+// markOrg is markForward for an in-process org read earlier (inProcess
+// false: none), when the call's context is gone by the time it forwards.
+func markOrg(req *fasthttp.Request, org string, inProcess bool) {
 	req.Header.Del(orgHeader)
-	if org, ok := inProcessOrg(c.ctx); ok {
+	if inProcess {
 		req.Header.Set(orgHeader, org)
 	}
 }
