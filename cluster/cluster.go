@@ -151,7 +151,7 @@ func (c *Cluster) start(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := c.waitMeta(ctx); err != nil {
+	if err := c.waitMeta(ctx, !fresh); err != nil {
 		return err
 	}
 	if err := c.initInfo(ctx); err != nil {
@@ -197,12 +197,22 @@ func (c *Cluster) startDataGroups(ctx context.Context) error {
 }
 
 // waitMeta waits until the meta group has a leader and this node has
-// applied what it committed, so auth and placement are local reads.
-func (c *Cluster) waitMeta(ctx context.Context) error {
+// applied what it committed, so auth and placement are local reads. On a
+// restart it asks the other members, every removedCheck while it waits,
+// whether an operator removed this node (its meta group then never has a
+// leader for it).
+func (c *Cluster) waitMeta(ctx context.Context, restart bool) error {
 	for {
-		err := c.barrier(ctx, c.metaG)
+		bctx, cancel := context.WithTimeout(ctx, removedCheck)
+		err := c.barrier(bctx, c.metaG)
+		cancel()
 		if err == nil {
 			return nil
+		}
+		if restart {
+			if _, left := c.askPeers(ctx); left {
+				return c.removedError()
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -217,10 +227,15 @@ func (c *Cluster) waitMeta(ctx context.Context) error {
 // gossip address (without them, a node restarted with no --join after its
 // peers gave it up for dead would gossip alone). On a restart no peer
 // answering is not an error: the peers join this node when they come back.
+// A peer answering that this node was removed is (removedError).
 func (c *Cluster) rejoin(ctx context.Context, joining bool) error {
 	addrs := c.cfg.Join
 	if !joining && !c.bootstrap {
-		addrs = append(append([]string{}, addrs...), c.peerGossipAddrs(ctx)...)
+		peers, left := c.askPeers(ctx)
+		if left {
+			return c.removedError()
+		}
+		addrs = append(append([]string{}, addrs...), peers...)
 	}
 	err := c.members.join(addrs)
 	if err != nil && !joining {
@@ -230,26 +245,31 @@ func (c *Cluster) rejoin(ctx context.Context, joining bool) error {
 	return err
 }
 
-// peerGossipAddrs asks every other member of the meta group's configuration
-// for its gossip address; best effort.
-func (c *Cluster) peerGossipAddrs(ctx context.Context) []string {
+// askPeers asks every other member of the meta group's configuration for
+// its gossip address and for this node's recorded state; best effort.
+// left is true when one of them has this node recorded as left (drained
+// and removed by an operator).
+func (c *Cluster) askPeers(ctx context.Context) (gossip []string, left bool) {
 	f := c.metaG.Raft().GetConfiguration()
 	if f.Error() != nil {
-		return nil
+		return nil, false
 	}
-	var addrs []string
 	for _, s := range f.Configuration().Servers {
 		if string(s.ID) == c.cfg.NodeID {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		resp, err := c.call(cctx, string(s.Address), &rpcRequest{Op: opSelf})
+		resp, err := c.call(cctx, string(s.Address), &rpcRequest{Op: opSelf, Node: c.self})
 		cancel()
-		if err == nil && resp.Self.GossipAddr != "" {
-			addrs = append(addrs, resp.Self.GossipAddr)
+		if err != nil {
+			continue
+		}
+		left = left || resp.State == NodeLeft
+		if resp.Self.GossipAddr != "" {
+			gossip = append(gossip, resp.Self.GossipAddr)
 		}
 	}
-	return addrs
+	return gossip, left
 }
 
 // requestAdmission asks a member of the cluster to add this node to the

@@ -240,7 +240,8 @@ func TestClusterLifecycle(t *testing.T) {
 		}
 	})
 
-	n4 := startTestNode(t, "n4", seed)
+	cfg4 := testConfig(t, "n4", seed)
+	n4 := startWith(t, cfg4)
 	nodes = append(nodes, n4)
 	t.Run("a joining node receives replicas", func(t *testing.T) {
 		waitVoters(t, nodes, 1, "n1", "n2", "n3")
@@ -309,6 +310,19 @@ func TestClusterLifecycle(t *testing.T) {
 					mustRead(t, c, tenant, id)
 				}
 			}
+		}
+	})
+
+	t.Run("a removed node restarted on its data dir refuses to start", func(t *testing.T) {
+		n4.kill()
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		c, err := Start(ctx, cfg4)
+		if err == nil {
+			_ = c.Close()
+		}
+		if !errors.Is(err, ErrRemoved) || !strings.Contains(err.Error(), "--join") {
+			t.Fatalf("restarting the drained n4: %v, want ErrRemoved naming --join", err)
 		}
 	})
 }

@@ -74,3 +74,16 @@ func (c *Cluster) holdsReplicas(ctx context.Context, nodeID string) (bool, error
 	}
 	return false, nil
 }
+
+// removedCheck is how often a restarting node that cannot reach its meta
+// group asks the other members whether it was removed.
+const removedCheck = 2 * time.Second
+
+// removedError is why a drained and removed node, restarted on its old
+// data dir, does not start: no group takes it back, and the state it holds
+// is what it had when it left.
+func (c *Cluster) removedError() error {
+	return fmt.Errorf("%w: node %s was drained and removed (DELETE /admin/v1/cluster/nodes/%s); "+
+		"its data dir %s holds the state it had then. To bring this machine back, start it on an "+
+		"empty --data-dir with --join: it joins as a new node", ErrRemoved, c.cfg.NodeID, c.cfg.NodeID, c.cfg.DataDir)
+}

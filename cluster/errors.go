@@ -96,6 +96,9 @@ var ErrNotHosted = errors.New("cluster: group not hosted on this node")
 // ErrUnknownNode is an operator call naming a node the cluster never saw.
 var ErrUnknownNode = errors.New("cluster: unknown node")
 
+// ErrRemoved is a restart of a node an operator drained and removed.
+var ErrRemoved = errors.New("cluster: node removed from the cluster")
+
 // Errors of the OAuth commands (oauth_meta.go).
 var (
 	// ErrOAuthClientExists is returned when registering a taken client ID.

@@ -56,6 +56,7 @@ type rpcResponse struct {
 	Voters    []string               // config: voters then non-voters
 	Nonvoters []string               // config: the non-voters
 	Self      NodeInfo               // self: the answering node
+	State     string                 // self: the asking node's recorded state (NodeLeft, ...)
 
 	Err  string
 	Kind string // sentinel name of Err
@@ -220,6 +221,9 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 	}
 	if req.Op == opSelf {
 		resp.Self = c.self
+		if req.Node.NodeID != "" {
+			resp.State = c.meta.NodeState(req.Node.NodeID)
+		}
 		return resp
 	}
 	if req.Op == opHTTP {
