@@ -53,6 +53,10 @@ type Config struct {
 	// 0 keeps them all in memory.
 	VectorsOnDiskAbove int
 	Logger             *slog.Logger
+
+	// noGossipRejoin (tests): a restart joins no one through gossip, as when
+	// every peer is still starting.
+	noGossipRejoin bool
 }
 
 // Cluster is this node's view of the cluster: the meta group and the data
@@ -82,6 +86,10 @@ type Cluster struct {
 	pool       rpcPool // idle node RPC connections (rpcpool.go)
 	leaderless map[uint32]time.Time
 	demoted    map[uint32]time.Time
+	// healed: the members that answered the last heal though gossip did not
+	// have them alive (heal.go); reconcile loop only.
+	healed   map[string]NodeInfo
+	healedAt time.Time
 }
 
 // Start opens this node's groups. On a new data dir without --join it
@@ -200,7 +208,7 @@ func (c *Cluster) startDataGroups(ctx context.Context) error {
 // applied what it committed, so auth and placement are local reads. On a
 // restart it asks the other members, every removedCheck while it waits,
 // whether an operator removed this node (its meta group then never has a
-// leader for it).
+// leader for it), and gossips with them again.
 func (c *Cluster) waitMeta(ctx context.Context, restart bool) error {
 	for {
 		bctx, cancel := context.WithTimeout(ctx, removedCheck)
@@ -209,10 +217,14 @@ func (c *Cluster) waitMeta(ctx context.Context, restart bool) error {
 		if err == nil {
 			return nil
 		}
-		if restart {
-			if _, left := c.askPeers(ctx); left {
+		if restart && c.members != nil {
+			peers, left := c.askPeers(ctx)
+			if left {
 				return c.removedError()
 			}
+			// Gossip again: the others may have refused this node's name at
+			// a new address until they found the old one dead (membership).
+			_ = c.members.join(peers)
 		}
 		select {
 		case <-ctx.Done():
@@ -230,6 +242,9 @@ func (c *Cluster) waitMeta(ctx context.Context, restart bool) error {
 // A peer answering that this node was removed is (removedError).
 func (c *Cluster) rejoin(ctx context.Context, joining bool) error {
 	addrs := c.cfg.Join
+	if !joining && c.cfg.noGossipRejoin {
+		return nil
+	}
 	if !joining && !c.bootstrap {
 		peers, left := c.askPeers(ctx)
 		if left {

@@ -70,6 +70,11 @@ func newMembership(self NodeInfo, logger *slog.Logger) (*membership, error) {
 	// learning it at the next push/pull (15 s later), and group leaders
 	// with a stale view moved replicas back and forth meanwhile.
 	cfg.RetransmitMult = max(cfg.RetransmitMult, 4)
+	// A node restarted on another address (a container given a new IP, a
+	// changed --gossip-addr) keeps its name; memberlist's default refuses
+	// the name at a new address forever, so the node could never be reached
+	// again. Once the old address is dead, the name moves.
+	cfg.DeadNodeReclaimTime = time.Second
 	cfg.Name = self.NodeID
 	cfg.BindAddr, cfg.BindPort = host, port
 	cfg.AdvertiseAddr, cfg.AdvertisePort = host, port

@@ -42,6 +42,9 @@ func (c *Cluster) reconcileLoop() {
 func (c *Cluster) reconcileOnce() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if time.Since(c.healedAt) >= healEvery {
+		c.healed, c.healedAt = c.heal(ctx), time.Now()
+	}
 	v := c.view()
 	c.checkEvictions(ctx, time.Now())
 	if c.metaG.IsLeader() {
@@ -71,6 +74,7 @@ type nodeView struct {
 	present    map[string]bool     // not yet to be replaced (dead for less than the grace period)
 	known      map[string]bool     // ever heard of through gossip, whatever its state
 	draining   map[string]bool
+	addrs      map[string]string // the raft address of each member gossip has alive
 	// settled: this node has gossiped for longer than the grace period, so
 	// a member it never heard of counts as gone.
 	settled bool
@@ -78,11 +82,14 @@ type nodeView struct {
 
 func (c *Cluster) view() nodeView {
 	v := nodeView{candidates: map[string]NodeInfo{}, alive: map[string]bool{}, present: map[string]bool{},
-		known: map[string]bool{}, draining: c.meta.DrainingNodes(),
+		known: map[string]bool{}, addrs: map[string]string{}, draining: c.meta.DrainingNodes(),
 		settled: time.Since(c.members.started) > c.cfg.DeadGrace}
 	for _, st := range c.members.snapshot() {
 		id := st.info.NodeID
 		v.known[id] = true
+		if st.status == StatusAlive {
+			v.addrs[id] = st.info.RaftAddr
+		}
 		if st.status == StatusLeft || st.status == StatusDead && time.Since(st.since) > c.cfg.DeadGrace {
 			continue
 		}
@@ -92,6 +99,16 @@ func (c *Cluster) view() nodeView {
 		}
 		if !v.draining[id] {
 			v.candidates[id] = st.info
+		}
+	}
+	for id, info := range c.healed { // answering though gossip lost them
+		if v.alive[id] {
+			continue
+		}
+		v.known[id], v.present[id], v.alive[id] = true, true, true
+		v.addrs[id] = info.RaftAddr
+		if !v.draining[id] {
+			v.candidates[id] = info
 		}
 	}
 	return v
@@ -112,12 +129,16 @@ func rendezvous(group uint32, nodes map[string]NodeInfo) []string {
 	return ids
 }
 
-// reconcileGroup makes at most one membership change to g: promote a
+// reconcileGroup makes at most one membership change to g: give a member
+// that moved its new address (readdress); else promote a
 // caught-up wanted non-voter; else add a wanted node as non-voter; else
 // remove a replica that is not wanted (surplus, gone past the grace
 // period, or draining). Placement is rendezvous hashing over the candidates,
 // so a join moves about R/N of the groups onto the new node.
 func (c *Cluster) reconcileGroup(ctx context.Context, g *shard.Group, v nodeView) (bool, error) {
+	if changed, err := c.readdress(ctx, g, v); changed || err != nil {
+		return changed, err
+	}
 	voters, nonvoters, err := g.Voters()
 	if err != nil {
 		return false, err
@@ -225,6 +246,9 @@ func (c *Cluster) caughtUp(ctx context.Context, g *shard.Group, n NodeInfo) (boo
 // drained are removed.
 func (c *Cluster) reconcileMeta(ctx context.Context, v nodeView) error {
 	eligible, present := v.candidates, v.present
+	if changed, err := c.readdress(ctx, c.metaG, v); changed || err != nil {
+		return err
+	}
 	voters, nonvoters, err := c.metaG.Voters()
 	if err != nil {
 		return err

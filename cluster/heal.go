@@ -1,0 +1,83 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+)
+
+const (
+	// healEvery is how often a node looks for members of its groups that
+	// gossip does not have alive.
+	healEvery = 2 * time.Second
+	// healProbe bounds one such member's answer.
+	healProbe = 500 * time.Millisecond
+)
+
+// heal asks every member of this node's groups that gossip does not have
+// alive, at the Raft address the group gives it, who it is. Gossip can miss
+// a live node: nodes restarted together each try to join the others before
+// they listen, and stay alone (and a leader alone in its gossip would take
+// the others for gone once its view settles). A member that answers is
+// joined through gossip and returned in reachable, counted as a live
+// member until the next heal even when the join fails.
+func (c *Cluster) heal(ctx context.Context) (reachable map[string]NodeInfo) {
+	alive := map[string]bool{}
+	for _, st := range c.members.snapshot() {
+		if st.status == StatusAlive || st.status == StatusSuspect {
+			alive[st.info.NodeID] = true
+		}
+	}
+	missing := map[string]string{} // node ID -> raft address
+	rafts := []*raft.Raft{c.metaG.Raft()}
+	for g := 1; g < len(c.groups); g++ {
+		if c.groups[g] != nil {
+			rafts = append(rafts, c.groups[g].Raft())
+		}
+	}
+	for _, r := range rafts {
+		f := r.GetConfiguration()
+		if f.Error() != nil {
+			continue
+		}
+		for _, s := range f.Configuration().Servers {
+			if id := string(s.ID); id != c.cfg.NodeID && !alive[id] {
+				missing[id] = string(s.Address)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	var gossip []string
+	reachable = map[string]NodeInfo{}
+	var wg sync.WaitGroup
+	for id, addr := range missing {
+		wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, healProbe)
+			defer cancel()
+			resp, err := c.call(pctx, addr, &rpcRequest{Op: opSelf, Node: c.self})
+			if err != nil || resp.Self.NodeID != id {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			reachable[id] = resp.Self
+			if resp.Self.GossipAddr != "" {
+				gossip = append(gossip, resp.Self.GossipAddr)
+			}
+		})
+	}
+	wg.Wait()
+	if len(gossip) > 0 {
+		if err := c.members.join(gossip); err != nil {
+			c.log.Warn("members of this node's groups answer but cannot be joined through gossip", "err", err)
+		} else {
+			c.log.Info("joined members gossip had lost", "addrs", gossip)
+		}
+	}
+	return reachable
+}

@@ -1,0 +1,127 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestRestartTogether restarts every node of a cluster at once, none of
+// them able to join another through gossip (each tried before the others
+// listened). Each node's gossip then knows only itself; once its view
+// settles (DeadGrace), a leader must not take the others for gone: it
+// finds them through its groups' configurations and joins them.
+func TestRestartTogether(t *testing.T) {
+	t.Parallel()
+	ids := []string{"n1", "n2", "n3"}
+	cfgs := make([]Config, len(ids))
+	nodes := make([]*Cluster, len(ids))
+	for i, id := range ids {
+		cfgs[i] = testConfig(t, id)
+		cfgs[i].RaftAddr = freeLoopbackAddr(t) // kept across the restart
+		if i > 0 {
+			cfgs[i].Join = []string{nodes[0].self.GossipAddr}
+		}
+		nodes[i] = startWith(t, cfgs[i])
+	}
+	for gid := uint32(1); gid <= testGroups; gid++ {
+		waitVoters(t, nodes, gid, ids...)
+	}
+	for _, n := range nodes {
+		n.kill()
+	}
+
+	// Start returns once the meta group has a leader: start all at once.
+	errs := make([]error, len(cfgs))
+	var wg sync.WaitGroup
+	for i := range cfgs {
+		cfgs[i].Join, cfgs[i].noGossipRejoin = nil, true
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			nodes[i], errs[i] = Start(ctx, cfgs[i])
+		})
+	}
+	wg.Wait()
+	for _, n := range nodes {
+		if n != nil {
+			t.Cleanup(func() { _ = n.Close() })
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("restarting %s: %v", ids[i], err)
+		}
+	}
+	waitUntil(t, "every node's gossip to have the others alive", func() bool {
+		for _, n := range nodes {
+			for _, id := range ids {
+				if memberStatus(n, id) != StatusAlive {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	time.Sleep(3 * cfgs[0].DeadGrace) // every view settled, reconciled since
+	for gid := uint32(0); gid <= testGroups; gid++ {
+		for _, n := range nodes {
+			if v := sortedVoters(n, gid); !slices.Equal(v, ids) {
+				t.Errorf("group %d voters seen from %s: %v, want %v", gid, n.NodeID(), v, ids)
+			}
+		}
+	}
+	for _, n := range nodes {
+		if st := n.Status(); st.GroupsWithLeader != testGroups || !st.MetaLeader {
+			t.Errorf("%s: %s", n.NodeID(), fmt.Sprintf("%+v", st))
+		}
+	}
+}
+
+// TestRestartOnAnotherAddress restarts a node on another Raft address (its
+// --raft-addr changed, a container given a new IP): the leaders point their
+// configurations at it, and it serves again.
+func TestRestartOnAnotherAddress(t *testing.T) {
+	t.Parallel()
+	var nodes []*Cluster
+	for _, id := range []string{"n1", "n2", "n3"} {
+		cfg := testConfig(t, id)
+		cfg.DeadGrace = time.Minute // n2 keeps its replicas while it is down
+		if len(nodes) > 0 {
+			cfg.Join = []string{nodes[0].self.GossipAddr}
+		}
+		nodes = append(nodes, startWith(t, cfg))
+	}
+	for gid := uint32(1); gid <= testGroups; gid++ {
+		waitVoters(t, nodes, gid, "n1", "n2", "n3")
+	}
+	cfg := nodes[1].cfg
+	nodes[1].kill()
+	cfg.RaftAddr = freeLoopbackAddr(t)
+	nodes[1] = startWith(t, cfg)
+	moved := nodes[1].node.Addr()
+	for gid := uint32(0); gid <= testGroups; gid++ {
+		waitUntil(t, fmt.Sprintf("group %d to give n2 its new address", gid), func() bool {
+			for _, n := range nodes {
+				if n.raftAddrOf(n.node.Group(gid), "n2") != moved {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	for gid := uint32(0); gid <= testGroups; gid++ {
+		if v := sortedVoters(nodes[0], gid); !slices.Equal(v, []string{"n1", "n2", "n3"}) {
+			t.Errorf("group %d voters %v", gid, v)
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	for gid := uint32(1); gid <= testGroups; gid++ {
+		id := writeAtom(t, nodes[1], tenantIn(gid), rng)
+		mustRead(t, nodes[1], tenantIn(gid), id)
+	}
+}
