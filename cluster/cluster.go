@@ -296,7 +296,11 @@ func (c *Cluster) requestAdmission(ctx context.Context) error {
 			if st.info.NodeID == c.cfg.NodeID || st.status != StatusAlive {
 				continue
 			}
-			if _, err := c.call(ctx, st.info.RaftAddr, &rpcRequest{Op: opJoin, Node: c.self}); err != nil {
+			req := &rpcRequest{Op: opJoin, Node: c.self, Embedder: c.cfg.Embedder, Dim: c.cfg.Dim}
+			if _, err := c.call(ctx, st.info.RaftAddr, req); err != nil {
+				if errors.Is(err, ErrEmbedderMismatch) {
+					return err
+				}
 				last = err
 				continue
 			}
@@ -314,15 +318,19 @@ func (c *Cluster) requestAdmission(ctx context.Context) error {
 // admit adds a node to the meta group: as a voter while there are fewer
 // than MaxMetaVoters, otherwise as a non-voter. Runs on the meta leader; any
 // other node forwards the request there.
-func (c *Cluster) admit(ctx context.Context, n NodeInfo) error {
+func (c *Cluster) admit(ctx context.Context, req *rpcRequest) error {
 	if !c.metaG.IsLeader() {
 		_, addr := c.metaG.Leader()
 		if addr == "" {
 			return fmt.Errorf("%w: meta group has no leader", ErrUnavailable)
 		}
-		_, err := c.call(ctx, addr, &rpcRequest{Op: opJoin, Node: n})
+		_, err := c.call(ctx, addr, &rpcRequest{Op: opJoin, Node: req.Node, Embedder: req.Embedder, Dim: req.Dim})
 		return err
 	}
+	if err := c.admissible(req); err != nil {
+		return err
+	}
+	n := req.Node
 	voters, nonvoters, err := c.metaG.Voters()
 	if err != nil {
 		return err
@@ -359,8 +367,8 @@ func (c *Cluster) initInfo(ctx context.Context) error {
 				return fmt.Errorf("%w: data dir %s holds vectors of embedder %q; this binary's %s embedder is %q and its vectors are not comparable: export the data with the older binary (hebb export) and import it into a new --data-dir (hebb import)",
 					ErrEmbedderMismatch, c.cfg.DataDir, info.Embedder, now, c.cfg.Embedder)
 			}
-			return fmt.Errorf("%w: data dir %s was created with embedder %q (dimension %d); this start asks for %q (dimension %d): start with --embedder %s or use a new --data-dir",
-				ErrEmbedderMismatch, c.cfg.DataDir, info.Embedder, info.Dim, c.cfg.Embedder, c.cfg.Dim, info.Embedder)
+			return fmt.Errorf("%w: data dir %s was created with embedder %q (dimension %d); this start asks for %q (dimension %d): start with %s or use a new --data-dir",
+				ErrEmbedderMismatch, c.cfg.DataDir, info.Embedder, info.Dim, c.cfg.Embedder, c.cfg.Dim, embedderFlags(info.Embedder))
 		}
 		if c.cfg.Groups != 0 && c.cfg.Groups != info.Groups {
 			c.log.Warn("--groups is fixed at cluster creation; using the recorded value",

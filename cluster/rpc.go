@@ -40,6 +40,8 @@ type rpcRequest struct {
 	Group    uint32
 	Cmd      []byte
 	Node     NodeInfo
+	Embedder string // join: the joining node's embedder identity and dimension
+	Dim      int
 	Change   string // membership: add_nonvoter, add_voter, remove
 	Deadline time.Time
 	HTTP     []byte
@@ -88,7 +90,7 @@ var sentinels = map[string]error{
 	"unknown_group": shard.ErrUnknownGroup, "unavailable": ErrUnavailable,
 	"unknown_org": ErrUnknownOrg, "unknown_key": ErrUnknownKey, "invalid_command": ErrInvalidCommand,
 	"org_exists": ErrOrgExists, "key_exists": ErrKeyExists, "not_hosted": ErrNotHosted,
-	"storage": shard.ErrStorage,
+	"storage": shard.ErrStorage, "embedder_mismatch": ErrEmbedderMismatch,
 }
 
 func kindOf(err error) string {
@@ -214,7 +216,7 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 		return resp
 	}
 	if req.Op == opJoin {
-		if err := c.admit(ctx, req.Node); err != nil {
+		if err := c.admit(ctx, req); err != nil {
 			return fail(err)
 		}
 		return resp

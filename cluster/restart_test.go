@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -123,5 +125,38 @@ func TestRestartOnAnotherAddress(t *testing.T) {
 	for gid := uint32(1); gid <= testGroups; gid++ {
 		id := writeAtom(t, nodes[1], tenantIn(gid), rng)
 		mustRead(t, nodes[1], tenantIn(gid), id)
+	}
+}
+
+// A node that would join with another embedder than the cluster's is
+// refused before it becomes a member, told which flags to use.
+func TestJoinWithAnotherEmbedder(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, "n1")
+	cfg.Embedder = "builtin/2"
+	n1 := startWith(t, cfg)
+	joiner := testConfig(t, "n2", n1.self.GossipAddr)
+	joiner.Embedder = "hash"
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c, err := Start(ctx, joiner)
+	if err == nil {
+		_ = c.Close()
+		t.Fatal("a node with the hash embedder joined a builtin/2 cluster")
+	}
+	if !errors.Is(err, ErrEmbedderMismatch) || !strings.Contains(err.Error(), "start it with --embedder builtin") {
+		t.Errorf("join: %v, want ErrEmbedderMismatch naming --embedder builtin", err)
+	}
+	if v := sortedVoters(n1, MetaGroupID); !slices.Equal(v, []string{"n1"}) {
+		t.Errorf("meta voters after the refused join: %v", v)
+	}
+}
+
+func TestEmbedderFlags(t *testing.T) {
+	for id, want := range map[string]string{"builtin/2": "--embedder builtin", "hash": "--embedder hash",
+		"http:text-embedding-3-small": "--embedder http --embedder-model text-embedding-3-small"} {
+		if got := embedderFlags(id); got != want {
+			t.Errorf("embedderFlags(%q) = %q, want %q", id, got, want)
+		}
 	}
 }

@@ -1,0 +1,29 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+)
+
+// admissible refuses a joining node whose embedder is not the cluster's:
+// its vectors could not be compared with the others', and it would find
+// out only after it had been made a member. A join that names no embedder
+// (a node of an older version) is let through; it checks after joining.
+func (c *Cluster) admissible(req *rpcRequest) error {
+	info, ok := c.meta.ClusterInfo()
+	if !ok || req.Embedder == "" || info.Embedder == req.Embedder && info.Dim == req.Dim {
+		return nil
+	}
+	return fmt.Errorf("%w: the cluster's embedder is %q (dimension %d) and node %s asks for %q (dimension %d): start it with %s",
+		ErrEmbedderMismatch, info.Embedder, info.Dim, req.Node.NodeID, req.Embedder, req.Dim, embedderFlags(info.Embedder))
+}
+
+// embedderFlags is how to ask serve for the embedder of an identity
+// ("builtin/2", "hash", "http:<model>").
+func embedderFlags(identity string) string {
+	if model, ok := strings.CutPrefix(identity, "http:"); ok {
+		return "--embedder http --embedder-model " + model
+	}
+	name, _, _ := strings.Cut(identity, "/")
+	return "--embedder " + name
+}
