@@ -18,6 +18,13 @@ func (c *Cluster) admissible(req *rpcRequest) error {
 		ErrEmbedderMismatch, info.Embedder, info.Dim, req.Node.NodeID, req.Embedder, req.Dim, embedderFlags(info.Embedder))
 }
 
+// accepts reports whether node n may hold replicas of the cluster: its
+// embedder is the cluster's. A node gossips (and so may be seen alive) before
+// it asks to join; a node of an older version gossips no embedder.
+func (info ClusterInfo) accepts(n NodeInfo) bool {
+	return n.Embedder == "" || info.Embedder == "" || n.Embedder == info.Embedder && n.Dim == info.Dim
+}
+
 // embedderFlags is how to ask serve for the embedder of an identity
 // ("builtin/2", "hash", "http:<model>").
 func embedderFlags(identity string) string {

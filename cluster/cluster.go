@@ -134,7 +134,8 @@ func (c *Cluster) start(ctx context.Context) error {
 	fresh := !HoldsState(c.cfg.DataDir)
 	joining := fresh && len(c.cfg.Join) > 0
 	c.bootstrap = fresh && !joining
-	self := NodeInfo{NodeID: c.cfg.NodeID, RaftAddr: c.node.Addr(), HTTPAddr: c.cfg.HTTPAddr, GossipAddr: c.cfg.GossipAddr}
+	self := NodeInfo{NodeID: c.cfg.NodeID, RaftAddr: c.node.Addr(), HTTPAddr: c.cfg.HTTPAddr, GossipAddr: c.cfg.GossipAddr,
+		Embedder: c.cfg.Embedder, Dim: c.cfg.Dim}
 	if c.cfg.GossipAddr != "" {
 		m, err := newMembership(self, c.log)
 		if err != nil {

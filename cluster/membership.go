@@ -21,6 +21,10 @@ type NodeInfo struct {
 	RaftAddr   string `json:"raft_addr"`
 	HTTPAddr   string `json:"http_addr"`
 	GossipAddr string `json:"gossip_addr"`
+	// Embedder and Dim: the node's embedder identity and dimension; a node
+	// whose differ from the cluster record never receives a replica.
+	Embedder string `json:"embedder,omitempty"`
+	Dim      int    `json:"dim,omitempty"`
 }
 
 // Member states of GET /admin/v1/cluster.

@@ -81,6 +81,7 @@ type nodeView struct {
 }
 
 func (c *Cluster) view() nodeView {
+	rec, _ := c.meta.ClusterInfo()
 	v := nodeView{candidates: map[string]NodeInfo{}, alive: map[string]bool{}, present: map[string]bool{},
 		known: map[string]bool{}, addrs: map[string]string{}, draining: c.meta.DrainingNodes(),
 		settled: time.Since(c.members.started) > c.cfg.DeadGrace}
@@ -97,7 +98,7 @@ func (c *Cluster) view() nodeView {
 		if st.status != StatusDead {
 			v.alive[id] = true
 		}
-		if !v.draining[id] {
+		if !v.draining[id] && rec.accepts(st.info) {
 			v.candidates[id] = st.info
 		}
 	}
@@ -107,7 +108,7 @@ func (c *Cluster) view() nodeView {
 		}
 		v.known[id], v.present[id], v.alive[id] = true, true, true
 		v.addrs[id] = info.RaftAddr
-		if !v.draining[id] {
+		if !v.draining[id] && rec.accepts(info) {
 			v.candidates[id] = info
 		}
 	}

@@ -160,3 +160,24 @@ func TestEmbedderFlags(t *testing.T) {
 		}
 	}
 }
+
+// A node gossips before it asks to join: one whose embedder is not the
+// cluster's must never be made a member by the reconcile loop meanwhile.
+func TestGossipWithAnotherEmbedder(t *testing.T) {
+	t.Parallel()
+	n1 := startTestNode(t, "n1")
+	m, err := newMembership(NodeInfo{NodeID: "x", RaftAddr: freeLoopbackAddr(t), GossipAddr: "127.0.0.1:0",
+		Embedder: "hash", Dim: testDim}, clusterTestLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.leave()
+	if err := m.join([]string{n1.self.GossipAddr}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "n1 to see x alive", func() bool { return memberStatus(n1, "x") == StatusAlive })
+	time.Sleep(4 * reconcileEvery)
+	if v := sortedVoters(n1, MetaGroupID); !slices.Equal(v, []string{"n1"}) {
+		t.Errorf("meta voters with x gossiping another embedder: %v", v)
+	}
+}
