@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // admissible refuses a joining node whose embedder is not the cluster's:
@@ -33,4 +35,25 @@ func embedderFlags(identity string) string {
 	}
 	name, _, _ := strings.Cut(identity, "/")
 	return "--embedder " + name
+}
+
+// checkDuplicate refuses to start when another live process answers to this
+// node's ID: a copy of its data dir (or the same --node-id) started beside
+// it would campaign in its groups and answer for a stale replica. A node
+// gossiping this ID from another address that no longer answers is this
+// node's previous run.
+func (c *Cluster) checkDuplicate(ctx context.Context) error {
+	other, ok := c.members.lastClaimant()
+	if !ok || other.RaftAddr == "" || other.RaftAddr == c.self.RaftAddr {
+		return nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	resp, err := c.call(pctx, other.RaftAddr, &rpcRequest{Op: opSelf})
+	if err != nil || resp.Self.NodeID != c.cfg.NodeID {
+		return nil
+	}
+	return fmt.Errorf("%w: node id %s is in use by a live node (raft %s, gossip %s): data dir %s is a copy of "+
+		"that node's, or --node-id repeats its id. To add this machine as a new node, start it on an empty "+
+		"--data-dir without --node-id", ErrDuplicateNode, c.cfg.NodeID, other.RaftAddr, other.GossipAddr, c.cfg.DataDir)
 }

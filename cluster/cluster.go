@@ -154,6 +154,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		if err := c.rejoin(ctx, joining); err != nil {
 			return err
 		}
+		if err := c.checkDuplicate(ctx); err != nil {
+			return err
+		}
 	}
 	if joining {
 		if err := c.requestAdmission(ctx); err != nil {

@@ -99,6 +99,9 @@ var ErrUnknownNode = errors.New("cluster: unknown node")
 // ErrRemoved is a restart of a node an operator drained and removed.
 var ErrRemoved = errors.New("cluster: node removed from the cluster")
 
+// ErrDuplicateNode is a start under a node ID a live node already uses.
+var ErrDuplicateNode = errors.New("cluster: node id in use")
+
 // Errors of the OAuth commands (oauth_meta.go).
 var (
 	// ErrOAuthClientExists is returned when registering a taken client ID.

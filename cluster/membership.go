@@ -50,6 +50,9 @@ type membership struct {
 	members map[string]*memberState
 	changed chan struct{} // poked on every change
 	started time.Time
+	// claimant: the last node seen gossiping this node's ID from another
+	// address (a copy of this data dir, or this node's previous run).
+	claimant *NodeInfo
 }
 
 func newMembership(self NodeInfo, logger *slog.Logger) (*membership, error) {
@@ -84,6 +87,7 @@ func newMembership(self NodeInfo, logger *slog.Logger) (*membership, error) {
 	cfg.AdvertiseAddr, cfg.AdvertisePort = host, port
 	cfg.Delegate = &metaDelegate{m: m}
 	cfg.Events = &eventDelegate{m: m}
+	cfg.Conflict = &conflictDelegate{m: m}
 	cfg.Logger = log.New(io.Discard, "", 0)
 	list, err := memberlist.Create(cfg)
 	if err != nil {
@@ -198,4 +202,34 @@ func (e *eventDelegate) NotifyLeave(n *memberlist.Node) {
 		return
 	}
 	e.m.set(n, StatusDead)
+}
+
+// conflictDelegate hears of two nodes gossiping one name from two addresses.
+type conflictDelegate struct{ m *membership }
+
+func (d *conflictDelegate) NotifyConflict(existing, other *memberlist.Node) {
+	if existing.Name != d.m.self.NodeID {
+		return
+	}
+	var info NodeInfo
+	if err := json.Unmarshal(other.Meta, &info); err != nil || info.NodeID == "" {
+		info = NodeInfo{NodeID: other.Name, GossipAddr: other.Address()}
+	}
+	d.m.log.Error("another node gossips this node's id from another address: two processes share one node id "+
+		"(a copied data dir?) unless it is this node's previous run", "node", info.NodeID,
+		"gossip_addr", info.GossipAddr, "raft_addr", info.RaftAddr)
+	d.m.mu.Lock()
+	d.m.claimant = &info
+	d.m.mu.Unlock()
+}
+
+// lastClaimant returns the last node seen gossiping this node's ID from
+// another address, if any.
+func (m *membership) lastClaimant() (NodeInfo, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.claimant == nil {
+		return NodeInfo{}, false
+	}
+	return *m.claimant, true
 }

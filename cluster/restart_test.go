@@ -181,3 +181,26 @@ func TestGossipWithAnotherEmbedder(t *testing.T) {
 		t.Errorf("meta voters with x gossiping another embedder: %v", v)
 	}
 }
+
+// A second process under a live node's ID (its data dir copied, or the same
+// --node-id) is refused at start; the cluster keeps its members.
+func TestDuplicateNodeID(t *testing.T) {
+	t.Parallel()
+	nodes := startNodes(t, 0, "n1", "n2")
+	for gid := uint32(1); gid <= testGroups; gid++ {
+		waitVoters(t, nodes, gid, "n1", "n2")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c, err := Start(ctx, testConfig(t, "n2", nodes[0].self.GossipAddr))
+	if err == nil {
+		_ = c.Close()
+		t.Fatal("a second n2 started beside the live one")
+	}
+	if !errors.Is(err, ErrDuplicateNode) || !strings.Contains(err.Error(), "empty --data-dir") {
+		t.Errorf("second n2: %v, want ErrDuplicateNode saying what to do", err)
+	}
+	if v := sortedVoters(nodes[0], MetaGroupID); !slices.Equal(v, []string{"n1", "n2"}) {
+		t.Errorf("meta voters: %v", v)
+	}
+}
