@@ -44,7 +44,7 @@ func embedderFlags(identity string) string {
 // node's previous run.
 func (c *Cluster) checkDuplicate(ctx context.Context) error {
 	other, ok := c.members.lastClaimant()
-	if !ok || other.RaftAddr == "" || other.RaftAddr == c.self.RaftAddr {
+	if !ok || other.RaftAddr == "" || other.RaftAddr == c.me().RaftAddr {
 		return nil
 	}
 	pctx, cancel := context.WithTimeout(ctx, time.Second)

@@ -90,6 +90,22 @@ type Cluster struct {
 	// have them alive (heal.go); reconcile loop only.
 	healed   map[string]NodeInfo
 	healedAt time.Time
+	// foreignSeen: nodes of other clusters gossip reached, warned of once.
+	foreignSeen sync.Map
+	selfMu      sync.RWMutex // guards self after Start (recordClusterID)
+}
+
+// me returns what this node tells the others about itself.
+func (c *Cluster) me() NodeInfo {
+	c.selfMu.RLock()
+	defer c.selfMu.RUnlock()
+	return c.self
+}
+
+func (c *Cluster) setSelf(n NodeInfo) {
+	c.selfMu.Lock()
+	c.self = n
+	c.selfMu.Unlock()
 }
 
 // Start opens this node's groups. On a new data dir without --join it
@@ -134,8 +150,12 @@ func (c *Cluster) start(ctx context.Context) error {
 	fresh := !HoldsState(c.cfg.DataDir)
 	joining := fresh && len(c.cfg.Join) > 0
 	c.bootstrap = fresh && !joining
+	clusterID, err := readClusterID(c.cfg.DataDir)
+	if err != nil {
+		return err
+	}
 	self := NodeInfo{NodeID: c.cfg.NodeID, RaftAddr: c.node.Addr(), HTTPAddr: c.cfg.HTTPAddr, GossipAddr: c.cfg.GossipAddr,
-		Embedder: c.cfg.Embedder, Dim: c.cfg.Dim}
+		Embedder: c.cfg.Embedder, Dim: c.cfg.Dim, ClusterID: clusterID}
 	if c.cfg.GossipAddr != "" {
 		m, err := newMembership(self, c.log)
 		if err != nil {
@@ -144,8 +164,7 @@ func (c *Cluster) start(ctx context.Context) error {
 		c.members = m
 		self.GossipAddr = m.self.GossipAddr
 	}
-	c.self = self
-	var err error
+	c.setSelf(self)
 	c.metaG, err = c.node.StartGroup(c.groupConfig(MetaGroupID), c.meta)
 	if err != nil {
 		return fmt.Errorf("cannot start meta group: %w", err)
@@ -167,6 +186,9 @@ func (c *Cluster) start(ctx context.Context) error {
 		return err
 	}
 	if err := c.initInfo(ctx); err != nil {
+		return err
+	}
+	if err := c.recordClusterID(); err != nil {
 		return err
 	}
 	return c.startDataGroups(ctx)
@@ -278,9 +300,9 @@ func (c *Cluster) askPeers(ctx context.Context) (gossip []string, left bool) {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		resp, err := c.call(cctx, string(s.Address), &rpcRequest{Op: opSelf, Node: c.self})
+		resp, err := c.call(cctx, string(s.Address), &rpcRequest{Op: opSelf, Node: c.me()})
 		cancel()
-		if err != nil {
+		if err != nil || c.foreign(resp.Self) {
 			continue
 		}
 		left = left || resp.State == NodeLeft
@@ -297,10 +319,10 @@ func (c *Cluster) requestAdmission(ctx context.Context) error {
 	var last error = ErrUnavailable
 	for {
 		for _, st := range c.members.snapshot() {
-			if st.info.NodeID == c.cfg.NodeID || st.status != StatusAlive {
+			if st.info.NodeID == c.cfg.NodeID || st.status != StatusAlive || c.foreign(st.info) {
 				continue
 			}
-			req := &rpcRequest{Op: opJoin, Node: c.self, Embedder: c.cfg.Embedder, Dim: c.cfg.Dim}
+			req := &rpcRequest{Op: opJoin, Node: c.me(), Embedder: c.cfg.Embedder, Dim: c.cfg.Dim}
 			if _, err := c.call(ctx, st.info.RaftAddr, req); err != nil {
 				if errors.Is(err, ErrEmbedderMismatch) {
 					return err

@@ -41,8 +41,8 @@ func (c *Cluster) knows(nodeID string) bool {
 	if c.members == nil {
 		return nodeID == c.cfg.NodeID
 	}
-	_, ok := c.members.info(nodeID)
-	return ok
+	n, ok := c.members.info(nodeID)
+	return ok && !c.foreign(n)
 }
 
 // holdsReplicas asks each data group's leader whether nodeID is in its

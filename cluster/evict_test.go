@@ -67,6 +67,12 @@ func leaderlessReplica(t *testing.T, prefix string) (n *Cluster, g *shard.Group,
 		return err == nil && len(voters) == 2 && addr != ""
 	})
 	nodes[0].kill() // two voters, one left: no leader from now on
+	// Until its heartbeat timeout the replica remembers the leader, and the
+	// reconcile loop drops an eviction mark while it does (checkEvictions).
+	waitUntil(t, "the replica to forget its leader", func() bool {
+		_, addr := g.Leader()
+		return addr == ""
+	})
 	voters, nonvoters, err := g.Voters()
 	if err != nil {
 		t.Fatal(err)

@@ -59,8 +59,8 @@ func (c *Cluster) heal(ctx context.Context) (reachable map[string]NodeInfo) {
 		wg.Go(func() {
 			pctx, cancel := context.WithTimeout(ctx, healProbe)
 			defer cancel()
-			resp, err := c.call(pctx, addr, &rpcRequest{Op: opSelf, Node: c.self})
-			if err != nil || resp.Self.NodeID != id {
+			resp, err := c.call(pctx, addr, &rpcRequest{Op: opSelf, Node: c.me()})
+			if err != nil || resp.Self.NodeID != id || c.foreign(resp.Self) {
 				return
 			}
 			mu.Lock()

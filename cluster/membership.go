@@ -25,6 +25,9 @@ type NodeInfo struct {
 	// whose differ from the cluster record never receives a replica.
 	Embedder string `json:"embedder,omitempty"`
 	Dim      int    `json:"dim,omitempty"`
+	// ClusterID: the cluster the node belongs to (clusterid.go); empty on a
+	// node that has not joined yet.
+	ClusterID string `json:"cluster_id,omitempty"`
 }
 
 // Member states of GET /admin/v1/cluster.
@@ -180,8 +183,23 @@ func (m *membership) leave() {
 
 type metaDelegate struct{ m *membership }
 
+// setSelf changes what this node gossips about itself.
+func (m *membership) setSelf(info NodeInfo, timeout time.Duration) error {
+	m.mu.Lock()
+	m.self = info
+	m.members[info.NodeID].info = info
+	m.mu.Unlock()
+	if err := m.list.UpdateNode(timeout); err != nil {
+		return fmt.Errorf("cannot gossip this node's new state: %w", err)
+	}
+	return nil
+}
+
 func (d *metaDelegate) NodeMeta(limit int) []byte {
-	b, _ := json.Marshal(d.m.self)
+	d.m.mu.Lock()
+	self := d.m.self
+	d.m.mu.Unlock()
+	b, _ := json.Marshal(self)
 	if len(b) > limit {
 		return nil
 	}

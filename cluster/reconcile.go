@@ -86,6 +86,10 @@ func (c *Cluster) view() nodeView {
 		known: map[string]bool{}, addrs: map[string]string{}, draining: c.meta.DrainingNodes(),
 		settled: time.Since(c.members.started) > c.cfg.DeadGrace}
 	for _, st := range c.members.snapshot() {
+		if c.foreign(st.info) {
+			c.warnForeign(st.info)
+			continue
+		}
 		id := st.info.NodeID
 		v.known[id] = true
 		if st.status == StatusAlive {

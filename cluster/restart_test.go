@@ -204,3 +204,34 @@ func TestDuplicateNodeID(t *testing.T) {
 		t.Errorf("meta voters: %v", v)
 	}
 }
+
+// A node of another cluster that gossip reaches (a --join naming the wrong
+// cluster) is never made a member: its groups have the same IDs, and adding
+// it would merge two clusters' logs.
+func TestAnotherClustersNode(t *testing.T) {
+	t.Parallel()
+	a := startTestNode(t, "a1")
+	cfg := testConfig(t, "b1")
+	b := startWith(t, cfg)
+	b.kill()
+	cfg.Join = []string{a.self.GossipAddr}
+	b = startWith(t, cfg)
+	waitUntil(t, "gossip to reach across", func() bool {
+		_, ok := a.members.info("b1")
+		return ok
+	})
+	time.Sleep(4 * reconcileEvery)
+	for _, tc := range []struct {
+		c    *Cluster
+		want string
+	}{{a, "a1"}, {b, "b1"}} {
+		for gid := uint32(0); gid <= testGroups; gid++ {
+			if v := sortedVoters(tc.c, gid); !slices.Equal(v, []string{tc.want}) {
+				t.Errorf("group %d voters on %s: %v", gid, tc.want, v)
+			}
+		}
+		if nodes := tc.c.Status().Admin.Nodes; len(nodes) != 1 {
+			t.Errorf("%s lists nodes %+v", tc.want, nodes)
+		}
+	}
+}

@@ -315,7 +315,7 @@ func (c *Cluster) askLeader(ctx context.Context, g *shard.Group) (id, addr strin
 		return "", ""
 	}
 	for _, m := range c.members.snapshot() {
-		if m.info.NodeID == c.cfg.NodeID || m.status != StatusAlive {
+		if m.info.NodeID == c.cfg.NodeID || m.status != StatusAlive || c.foreign(m.info) {
 			continue
 		}
 		resp, err := c.call(ctx, m.info.RaftAddr, &rpcRequest{Op: opLeader, Group: g.ID()})

@@ -222,7 +222,7 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 		return resp
 	}
 	if req.Op == opSelf {
-		resp.Self = c.self
+		resp.Self = c.me()
 		if req.Node.NodeID != "" {
 			resp.State = c.meta.NodeState(req.Node.NodeID)
 		}

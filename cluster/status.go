@@ -156,6 +156,9 @@ func (c *Cluster) nodeStatuses() []NodeStatus {
 	}
 	var out []NodeStatus
 	for _, m := range c.members.snapshot() {
+		if c.foreign(m.info) {
+			continue
+		}
 		status := m.status
 		if c.meta.NodeState(m.info.NodeID) == NodeLeft {
 			status = StatusLeft
