@@ -226,7 +226,10 @@ func (e *eventDelegate) NotifyLeave(n *memberlist.Node) {
 type conflictDelegate struct{ m *membership }
 
 func (d *conflictDelegate) NotifyConflict(existing, other *memberlist.Node) {
-	if existing.Name != d.m.self.NodeID {
+	d.m.mu.Lock()
+	self := d.m.self.NodeID
+	d.m.mu.Unlock()
+	if existing.Name != self {
 		return
 	}
 	var info NodeInfo
