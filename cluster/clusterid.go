@@ -47,7 +47,10 @@ func (c *Cluster) recordClusterID() error {
 	self.ClusterID = c.info.ClusterID
 	c.setSelf(self)
 	if c.members != nil {
-		return c.members.setSelf(self, time.Second)
+		// Not fatal: the next push/pull carries it if this broadcast is late.
+		if err := c.members.setSelf(self, time.Second); err != nil {
+			c.log.Warn("the cluster id is not gossiped yet", "err", err)
+		}
 	}
 	return nil
 }
