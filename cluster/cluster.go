@@ -88,8 +88,9 @@ type Cluster struct {
 	demoted    map[uint32]time.Time
 	// healed: the members that answered the last heal though gossip did not
 	// have them alive (heal.go); reconcile loop only.
-	healed   map[string]NodeInfo
-	healedAt time.Time
+	healed     map[string]NodeInfo
+	healedAt   time.Time
+	healWarned time.Time
 	// foreignSeen: nodes of other clusters gossip reached, warned of once.
 	foreignSeen sync.Map
 	selfMu      sync.RWMutex // guards self after Start (recordClusterID)

@@ -14,6 +14,9 @@ const (
 	healEvery = 2 * time.Second
 	// healProbe bounds one such member's answer.
 	healProbe = 500 * time.Millisecond
+	// healWarnEvery spaces the warning that a member answers over Raft but
+	// not through gossip.
+	healWarnEvery = time.Minute
 )
 
 // heal asks every member of this node's groups that gossip does not have
@@ -74,7 +77,11 @@ func (c *Cluster) heal(ctx context.Context) (reachable map[string]NodeInfo) {
 	wg.Wait()
 	if len(gossip) > 0 {
 		if err := c.members.join(gossip); err != nil {
-			c.log.Warn("members of this node's groups answer but cannot be joined through gossip", "err", err)
+			if time.Since(c.healWarned) >= healWarnEvery {
+				c.healWarned = time.Now()
+				c.log.Warn("members of this node's groups answer but cannot be joined through gossip (is the gossip port reachable?)",
+					"err", err)
+			}
 		} else {
 			c.log.Info("joined members gossip had lost", "addrs", gossip)
 		}
