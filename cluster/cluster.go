@@ -317,6 +317,10 @@ func (c *Cluster) askPeers(ctx context.Context) (gossip []string, left bool) {
 // requestAdmission asks a member of the cluster to add this node to the
 // meta group, retrying until some member answers.
 func (c *Cluster) requestAdmission(ctx context.Context) error {
+	if len(c.members.snapshot()) == 1 { // the join succeeded, reaching only this node
+		return fmt.Errorf("cannot join the cluster: --join %s reached only this node's own gossip address; "+
+			"name a node of the cluster, or leave --join empty to start a new one", strings.Join(c.cfg.Join, ","))
+	}
 	var last error = ErrUnavailable
 	for {
 		for _, st := range c.members.snapshot() {

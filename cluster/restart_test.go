@@ -235,3 +235,22 @@ func TestAnotherClustersNode(t *testing.T) {
 		}
 	}
 }
+
+// A new node whose --join names its own gossip address is told so at once,
+// rather than after a minute of asking itself to be admitted.
+func TestJoinSelf(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig(t, "s1")
+	cfg.GossipAddr = freeLoopbackAddr(t)
+	cfg.Join = []string{cfg.GossipAddr}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c, err := Start(ctx, cfg)
+	if err == nil {
+		_ = c.Close()
+		t.Fatal("a node joining itself started")
+	}
+	if !strings.Contains(err.Error(), "own gossip address") {
+		t.Errorf("joining itself: %v", err)
+	}
+}
