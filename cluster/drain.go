@@ -3,7 +3,10 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
+
+	"github.com/hebbdb/hebb/shard"
 )
 
 // drainPoll is how often a drain checks whether the node still holds replicas.
@@ -19,6 +22,9 @@ func (c *Cluster) Drain(ctx context.Context, nodeID string) error {
 	}
 	if c.members == nil || len(c.members.snapshot()) <= 1 {
 		return fmt.Errorf("%w: cannot drain the last node", ErrInvalidCommand)
+	}
+	if err := c.drainBlocked(ctx, nodeID); err != nil {
+		return err
 	}
 	if _, err := c.ProposeMeta(ctx, EncodeSetNodeState(SetNodeState{NodeID: nodeID, State: NodeDraining})); err != nil {
 		return err
@@ -49,30 +55,110 @@ func (c *Cluster) knows(nodeID string) bool {
 // configuration.
 func (c *Cluster) holdsReplicas(ctx context.Context, nodeID string) (bool, error) {
 	for gid := 1; gid <= c.info.Groups; gid++ {
-		g := c.groups[gid]
-		var ids []string
-		if g.IsLeader() {
-			v, nv, err := g.Voters()
-			if err != nil {
-				return true, err
-			}
-			ids = append(v, nv...)
-		} else {
-			_, addr := c.leaderOf(ctx, g)
-			if addr == "" {
-				return true, fmt.Errorf("%w: group %d has no leader", ErrUnavailable, gid)
-			}
-			resp, err := c.call(ctx, addr, &rpcRequest{Op: opConfig, Group: g.ID()})
-			if err != nil {
-				return true, err
-			}
-			ids = resp.Voters
+		voters, nonvoters, err := c.leaderConfig(ctx, c.groups[gid])
+		if err != nil {
+			return true, err
 		}
-		if contains(ids, nodeID) {
+		if contains(voters, nodeID) || contains(nonvoters, nodeID) {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// leaderConfig returns g's voters and non-voters as its leader has them.
+func (c *Cluster) leaderConfig(ctx context.Context, g *shard.Group) (voters, nonvoters []string, err error) {
+	if g.IsLeader() {
+		return g.Voters()
+	}
+	_, addr := c.leaderOf(ctx, g)
+	if addr == "" {
+		return nil, nil, fmt.Errorf("%w: group %d has no leader", ErrUnavailable, g.ID())
+	}
+	resp, err := c.call(ctx, addr, &rpcRequest{Op: opConfig, Group: g.ID()})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, id := range resp.Voters { // voters, then the non-voters
+		if !contains(resp.Nonvoters, id) {
+			voters = append(voters, id)
+		}
+	}
+	return voters, resp.Nonvoters, nil
+}
+
+// drainBlocked refuses to drain nodeID while some group it is a voter of
+// could not elect a leader without it: its other voters that are up are
+// not a majority of them (another of them is down and not replaced yet).
+// Draining then would leave the group without a leader until the down
+// node returns.
+func (c *Cluster) drainBlocked(ctx context.Context, nodeID string) error {
+	configs := make([][]string, c.info.Groups+1)
+	for gid := 1; gid <= c.info.Groups; gid++ {
+		voters, _, err := c.leaderConfig(ctx, c.groups[gid])
+		if err != nil {
+			return err
+		}
+		configs[gid] = voters
+	}
+	// Gossip takes seconds to notice a crash: ask the voters themselves.
+	v := nodeView{up: c.answering(ctx, configs)}
+	for gid := 1; gid <= c.info.Groups; gid++ {
+		voters := configs[gid]
+		if contains(voters, nodeID) && len(voters) > 1 && !liveMajorityWithout(voters, nodeID, v) {
+			return fmt.Errorf("%w: cannot drain %s now: group %d (replicas %v) would be left without a "+
+				"majority of replicas up; bring the node that is down back, or wait until its replicas are "+
+				"replaced (--dead-node-grace), then drain", ErrInvalidCommand, nodeID, gid, voters)
+		}
+	}
+	return nil
+}
+
+// answering returns the nodes among lists that answer the node RPC now
+// (this node included), each asked once at the Raft address gossip has.
+func (c *Cluster) answering(ctx context.Context, lists [][]string) map[string]bool {
+	up := map[string]bool{c.cfg.NodeID: true}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	asked := map[string]bool{}
+	for _, ids := range lists {
+		for _, id := range ids {
+			info, ok := c.members.info(id)
+			if asked[id] || id == c.cfg.NodeID || !ok || info.RaftAddr == "" {
+				continue
+			}
+			asked[id] = true
+			wg.Go(func() {
+				pctx, cancel := context.WithTimeout(ctx, healProbe)
+				defer cancel()
+				resp, err := c.call(pctx, info.RaftAddr, &rpcRequest{Op: opSelf})
+				if err == nil && resp.Self.NodeID == id {
+					mu.Lock()
+					up[id] = true
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	return up
+}
+
+// liveMajorityWithout reports whether the voters other than id that v has
+// up (alive, not merely not yet declared dead) are a majority of them: the
+// group can still elect and commit once id is gone.
+func liveMajorityWithout(voters []string, id string, v nodeView) bool {
+	rest, live := 0, 0
+	for _, x := range voters {
+		if x == id {
+			continue
+		}
+		rest++
+		if v.up[x] {
+			live++
+		}
+	}
+	return live > rest/2
 }
 
 // removedCheck is how often a restarting node that cannot reach its meta

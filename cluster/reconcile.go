@@ -75,6 +75,7 @@ type nodeView struct {
 	known      map[string]bool     // ever heard of through gossip, whatever its state
 	draining   map[string]bool
 	addrs      map[string]string // the raft address of each member gossip has alive
+	up         map[string]bool   // alive, not suspect (or answering the heal): counted on for quorum
 	// settled: this node has gossiped for longer than the grace period, so
 	// a member it never heard of counts as gone.
 	settled bool
@@ -83,7 +84,7 @@ type nodeView struct {
 func (c *Cluster) view() nodeView {
 	rec, _ := c.meta.ClusterInfo()
 	v := nodeView{candidates: map[string]NodeInfo{}, alive: map[string]bool{}, present: map[string]bool{},
-		known: map[string]bool{}, addrs: map[string]string{}, draining: c.meta.DrainingNodes(),
+		known: map[string]bool{}, addrs: map[string]string{}, up: map[string]bool{}, draining: c.meta.DrainingNodes(),
 		settled: time.Since(c.members.started) > c.cfg.DeadGrace}
 	for _, st := range c.members.snapshot() {
 		if c.foreign(st.info) {
@@ -93,7 +94,7 @@ func (c *Cluster) view() nodeView {
 		id := st.info.NodeID
 		v.known[id] = true
 		if st.status == StatusAlive {
-			v.addrs[id] = st.info.RaftAddr
+			v.addrs[id], v.up[id] = st.info.RaftAddr, true
 		}
 		if st.status == StatusLeft || st.status == StatusDead && time.Since(st.since) > c.cfg.DeadGrace {
 			continue
@@ -110,7 +111,7 @@ func (c *Cluster) view() nodeView {
 		if v.alive[id] {
 			continue
 		}
-		v.known[id], v.present[id], v.alive[id] = true, true, true
+		v.known[id], v.present[id], v.alive[id], v.up[id] = true, true, true, true
 		v.addrs[id] = info.RaftAddr
 		if !v.draining[id] && rec.accepts(info) {
 			v.candidates[id] = info
@@ -194,6 +195,9 @@ func (c *Cluster) reconcileGroup(ctx context.Context, g *shard.Group, v nodeView
 			return true, g.Raft().LeadershipTransfer().Error()
 		}
 		if v.alive[id] {
+			if !liveMajorityWithout(voters, id, v) {
+				continue // the group could not elect without it (another voter is down)
+			}
 			// Demoted first, so that it stops campaigning; removed once it
 			// knows (the non-voter branch above).
 			c.log.Info("demoting replica before removing it", "group", g.ID(), "node", id)

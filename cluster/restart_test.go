@@ -254,3 +254,44 @@ func TestJoinSelf(t *testing.T) {
 		t.Errorf("joining itself: %v", err)
 	}
 }
+
+// Draining a node while another voter of its groups is down (and not yet
+// replaced) would leave those groups without a majority that is up: the
+// drain is refused, and a node recorded as draining anyway keeps its
+// replicas until the groups can spare it.
+func TestDrainWhileAnotherNodeIsDown(t *testing.T) {
+	t.Parallel()
+	var nodes []*Cluster
+	for _, id := range []string{"n1", "n2", "n3"} {
+		cfg := testConfig(t, id)
+		cfg.DeadGrace = time.Minute // n3's replicas are not replaced during the test
+		if len(nodes) > 0 {
+			cfg.Join = []string{nodes[0].self.GossipAddr}
+		}
+		nodes = append(nodes, startWith(t, cfg))
+	}
+	for gid := uint32(1); gid <= testGroups; gid++ {
+		waitVoters(t, nodes, gid, "n1", "n2", "n3")
+	}
+	nodes[2].kill()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	waitUntil(t, "n1 to see n3 down", func() bool { return memberStatus(nodes[0], "n3") == StatusDead })
+	err := nodes[0].Drain(ctx, "n2")
+	if !errors.Is(err, ErrInvalidCommand) || !strings.Contains(err.Error(), "cannot drain n2 now") {
+		t.Fatalf("Drain(n2) with n3 down: %v, want a refusal", err)
+	}
+	if _, err := nodes[0].ProposeMeta(ctx, EncodeSetNodeState(SetNodeState{NodeID: "n2", State: NodeDraining})); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(6 * reconcileEvery)
+	for gid := uint32(1); gid <= testGroups; gid++ {
+		if v := sortedVoters(nodes[0], gid); !slices.Equal(v, []string{"n1", "n2", "n3"}) {
+			t.Errorf("group %d voters with n2 draining and n3 down: %v", gid, v)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for gid := uint32(1); gid <= testGroups; gid++ {
+		writeAtom(t, nodes[0], tenantIn(gid), rng)
+	}
+}
