@@ -93,9 +93,13 @@ func (c *Cluster) leaderConfig(ctx context.Context, g *shard.Group) (voters, non
 // Draining then would leave the group without a leader until the down
 // node returns.
 func (c *Cluster) drainBlocked(ctx context.Context, nodeID string) error {
-	configs := make([][]string, c.info.Groups+1)
-	for gid := 1; gid <= c.info.Groups; gid++ {
-		voters, _, err := c.leaderConfig(ctx, c.groups[gid])
+	configs := make([][]string, c.info.Groups+1) // [0]: the meta group
+	for gid := 0; gid <= c.info.Groups; gid++ {
+		g := c.metaG
+		if gid > 0 {
+			g = c.groups[gid]
+		}
+		voters, _, err := c.leaderConfig(ctx, g)
 		if err != nil {
 			return err
 		}
@@ -103,12 +107,16 @@ func (c *Cluster) drainBlocked(ctx context.Context, nodeID string) error {
 	}
 	// Gossip takes seconds to notice a crash: ask the voters themselves.
 	v := nodeView{up: c.answering(ctx, configs)}
-	for gid := 1; gid <= c.info.Groups; gid++ {
+	for gid := 0; gid <= c.info.Groups; gid++ {
 		voters := configs[gid]
 		if contains(voters, nodeID) && len(voters) > 1 && !liveMajorityWithout(voters, nodeID, v) {
-			return fmt.Errorf("%w: cannot drain %s now: group %d (replicas %v) would be left without a "+
-				"majority of replicas up; bring the node that is down back, or wait until its replicas are "+
-				"replaced (--dead-node-grace), then drain", ErrInvalidCommand, nodeID, gid, voters)
+			name := fmt.Sprintf("group %d", gid)
+			if gid == 0 {
+				name = "the meta group"
+			}
+			return fmt.Errorf("%w: cannot drain %s now: %s (voters %v) would be left without a "+
+				"majority of voters up; bring the node that is down back, or wait until its replicas are "+
+				"replaced (--dead-node-grace), then drain", ErrInvalidCommand, nodeID, name, voters)
 		}
 	}
 	return nil

@@ -264,6 +264,9 @@ func (c *Cluster) reconcileMeta(ctx context.Context, v nodeView) error {
 	}
 	for _, id := range append(append([]string{}, voters...), nonvoters...) {
 		gone := (v.known[id] || v.settled) && !present[id]
+		if !gone && contains(voters, id) && !liveMajorityWithout(voters, id, v) {
+			continue // a drained voter stays while the meta group could not elect without it
+		}
 		if (gone || v.draining[id] && c.meta.NodeState(id) == NodeLeft) && id != c.cfg.NodeID {
 			c.log.Info("removing node from the meta group", "node", id)
 			return c.metaG.RemoveServer(ctx, id)
