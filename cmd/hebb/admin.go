@@ -82,7 +82,7 @@ func adminCall(method, url, token string, body []byte, timeout time.Duration) (s
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%d: %s", resp.StatusCode, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("%d: %s", resp.StatusCode, envelopeText(out))
 	}
 	return strings.TrimSpace(string(out)), nil
 }
@@ -119,7 +119,7 @@ func removeNode(args []string) error {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("remove-node failed (%d): %s", resp.StatusCode, strings.TrimSpace(string(body)))
+		return fmt.Errorf("remove-node failed (%d): %s", resp.StatusCode, envelopeText(body))
 	}
 	fmt.Println(strings.TrimSpace(string(body)))
 	return nil
@@ -130,4 +130,26 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// envelopeText is what an error envelope says: its message and each field
+// error's text; the body as it is when it is no envelope.
+func envelopeText(body []byte) string {
+	var env struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Details struct {
+			Errors []struct {
+				Msg string `json:"msg"`
+			} `json:"errors"`
+		} `json:"details"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || env.Message == "" {
+		return strings.TrimSpace(string(body))
+	}
+	parts := []string{env.Code + ": " + env.Message}
+	for _, e := range env.Details.Errors {
+		parts = append(parts, e.Msg)
+	}
+	return strings.Join(parts, ": ")
 }
