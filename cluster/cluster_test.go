@@ -54,15 +54,24 @@ func testConfig(t testing.TB, id string, join ...string) Config {
 // replicas replicas of a group (0: testConfig's).
 func startNodes(t testing.TB, replicas int, ids ...string) []*Cluster {
 	t.Helper()
+	return startNodesWith(t, func(cfg *Config) {
+		if replicas > 0 {
+			cfg.Replicas = replicas
+		}
+	}, ids...)
+}
+
+// startNodesWith starts nodes ids, the others joining the first, each with
+// testConfig changed by set.
+func startNodesWith(t testing.TB, set func(*Config), ids ...string) []*Cluster {
+	t.Helper()
 	var nodes []*Cluster
 	for _, id := range ids {
 		cfg := testConfig(t, id)
 		if len(nodes) > 0 {
 			cfg.Join = []string{nodes[0].self.GossipAddr}
 		}
-		if replicas > 0 {
-			cfg.Replicas = replicas
-		}
+		set(&cfg)
 		nodes = append(nodes, startWith(t, cfg))
 	}
 	return nodes

@@ -3,7 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/hebbdb/hebb/shard"
@@ -122,33 +121,22 @@ func (c *Cluster) drainBlocked(ctx context.Context, nodeID string) error {
 	return nil
 }
 
-// answering returns the nodes among lists that answer the node RPC now
-// (this node included), each asked once at the Raft address gossip has.
-func (c *Cluster) answering(ctx context.Context, lists [][]string) map[string]bool {
-	up := map[string]bool{c.cfg.NodeID: true}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	asked := map[string]bool{}
+// answering returns the nodes among lists that answer the node RPC now,
+// this node included, each asked at the Raft address gossip has, mapped to
+// that address.
+func (c *Cluster) answering(ctx context.Context, lists [][]string) map[string]string {
+	targets := map[string]string{}
 	for _, ids := range lists {
 		for _, id := range ids {
-			info, ok := c.members.info(id)
-			if asked[id] || id == c.cfg.NodeID || !ok || info.RaftAddr == "" {
-				continue
+			if info, ok := c.members.info(id); ok && id != c.cfg.NodeID && info.RaftAddr != "" {
+				targets[id] = info.RaftAddr
 			}
-			asked[id] = true
-			wg.Go(func() {
-				pctx, cancel := context.WithTimeout(ctx, healProbe)
-				defer cancel()
-				resp, err := c.call(pctx, info.RaftAddr, &rpcRequest{Op: opSelf})
-				if err == nil && resp.Self.NodeID == id {
-					mu.Lock()
-					up[id] = true
-					mu.Unlock()
-				}
-			})
 		}
 	}
-	wg.Wait()
+	up := map[string]string{c.cfg.NodeID: c.me().RaftAddr}
+	for id := range c.probe(ctx, targets) {
+		up[id] = targets[id]
+	}
 	return up
 }
 
@@ -162,7 +150,7 @@ func liveMajorityWithout(voters []string, id string, v nodeView) bool {
 			continue
 		}
 		rest++
-		if v.up[x] {
+		if _, ok := v.up[x]; ok {
 			live++
 		}
 	}

@@ -54,27 +54,15 @@ func (c *Cluster) heal(ctx context.Context) (reachable map[string]NodeInfo) {
 	if len(missing) == 0 {
 		return nil
 	}
-	var mu sync.Mutex
 	var gossip []string
-	reachable = map[string]NodeInfo{}
-	var wg sync.WaitGroup
-	for id, addr := range missing {
-		wg.Go(func() {
-			pctx, cancel := context.WithTimeout(ctx, healProbe)
-			defer cancel()
-			resp, err := c.call(pctx, addr, &rpcRequest{Op: opSelf, Node: c.me()})
-			if err != nil || resp.Self.NodeID != id || c.foreign(resp.Self) {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			reachable[id] = resp.Self
-			if resp.Self.GossipAddr != "" {
-				gossip = append(gossip, resp.Self.GossipAddr)
-			}
-		})
+	reachable = c.probe(ctx, missing)
+	for id, self := range reachable {
+		if c.foreign(self) {
+			delete(reachable, id)
+		} else if self.GossipAddr != "" {
+			gossip = append(gossip, self.GossipAddr)
+		}
 	}
-	wg.Wait()
 	if len(gossip) > 0 {
 		if err := c.members.join(gossip); err != nil {
 			if time.Since(c.healWarned) >= healWarnEvery {
@@ -87,4 +75,27 @@ func (c *Cluster) heal(ctx context.Context) (reachable map[string]NodeInfo) {
 		}
 	}
 	return reachable
+}
+
+// probe asks each node of targets (node ID -> Raft address) at once who it
+// is, waiting healProbe at most, and returns those that answer with the ID
+// they were asked under.
+func (c *Cluster) probe(ctx context.Context, targets map[string]string) map[string]NodeInfo {
+	answered := map[string]NodeInfo{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for id, addr := range targets {
+		wg.Go(func() {
+			pctx, cancel := context.WithTimeout(ctx, healProbe)
+			defer cancel()
+			resp, err := c.call(pctx, addr, &rpcRequest{Op: opSelf, Node: c.me()})
+			if err == nil && resp.Self.NodeID == id {
+				mu.Lock()
+				answered[id] = resp.Self
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return answered
 }

@@ -21,7 +21,7 @@ func (c *Cluster) readdress(ctx context.Context, g *shard.Group, v nodeView) (bo
 	}
 	for _, s := range f.Configuration().Servers {
 		id := string(s.ID)
-		addr, ok := v.addrs[id]
+		addr, ok := v.up[id]
 		if !ok || addr == "" || addr == string(s.Address) {
 			continue
 		}

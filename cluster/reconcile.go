@@ -74,8 +74,9 @@ type nodeView struct {
 	present    map[string]bool     // not yet to be replaced (dead for less than the grace period)
 	known      map[string]bool     // ever heard of through gossip, whatever its state
 	draining   map[string]bool
-	addrs      map[string]string // the raft address of each member gossip has alive
-	up         map[string]bool   // alive, not suspect (or answering the heal): counted on for quorum
+	// up: the members alive, not suspect (or answering the heal), counted
+	// on for a quorum, with their Raft address
+	up map[string]string
 	// settled: this node has gossiped for longer than the grace period, so
 	// a member it never heard of counts as gone.
 	settled bool
@@ -84,7 +85,7 @@ type nodeView struct {
 func (c *Cluster) view() nodeView {
 	rec, _ := c.meta.ClusterInfo()
 	v := nodeView{candidates: map[string]NodeInfo{}, alive: map[string]bool{}, present: map[string]bool{},
-		known: map[string]bool{}, addrs: map[string]string{}, up: map[string]bool{}, draining: c.meta.DrainingNodes(),
+		known: map[string]bool{}, up: map[string]string{}, draining: c.meta.DrainingNodes(),
 		settled: time.Since(c.members.started) > c.cfg.DeadGrace}
 	for _, st := range c.members.snapshot() {
 		if c.foreign(st.info) {
@@ -94,7 +95,7 @@ func (c *Cluster) view() nodeView {
 		id := st.info.NodeID
 		v.known[id] = true
 		if st.status == StatusAlive {
-			v.addrs[id], v.up[id] = st.info.RaftAddr, true
+			v.up[id] = st.info.RaftAddr
 		}
 		if st.status == StatusLeft || st.status == StatusDead && time.Since(st.since) > c.cfg.DeadGrace {
 			continue
@@ -111,8 +112,8 @@ func (c *Cluster) view() nodeView {
 		if v.alive[id] {
 			continue
 		}
-		v.known[id], v.present[id], v.alive[id], v.up[id] = true, true, true, true
-		v.addrs[id] = info.RaftAddr
+		v.known[id], v.present[id], v.alive[id] = true, true, true
+		v.up[id] = info.RaftAddr
 		if !v.draining[id] && rec.accepts(info) {
 			v.candidates[id] = info
 		}

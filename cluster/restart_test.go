@@ -89,15 +89,9 @@ func TestRestartTogether(t *testing.T) {
 // configurations at it, and it serves again.
 func TestRestartOnAnotherAddress(t *testing.T) {
 	t.Parallel()
-	var nodes []*Cluster
-	for _, id := range []string{"n1", "n2", "n3"} {
-		cfg := testConfig(t, id)
+	nodes := startNodesWith(t, func(cfg *Config) {
 		cfg.DeadGrace = time.Minute // n2 keeps its replicas while it is down
-		if len(nodes) > 0 {
-			cfg.Join = []string{nodes[0].self.GossipAddr}
-		}
-		nodes = append(nodes, startWith(t, cfg))
-	}
+	}, "n1", "n2", "n3")
 	for gid := uint32(1); gid <= testGroups; gid++ {
 		waitVoters(t, nodes, gid, "n1", "n2", "n3")
 	}
@@ -261,15 +255,9 @@ func TestJoinSelf(t *testing.T) {
 // replicas until the groups can spare it.
 func TestDrainWhileAnotherNodeIsDown(t *testing.T) {
 	t.Parallel()
-	var nodes []*Cluster
-	for _, id := range []string{"n1", "n2", "n3"} {
-		cfg := testConfig(t, id)
+	nodes := startNodesWith(t, func(cfg *Config) {
 		cfg.DeadGrace = time.Minute // n3's replicas are not replaced during the test
-		if len(nodes) > 0 {
-			cfg.Join = []string{nodes[0].self.GossipAddr}
-		}
-		nodes = append(nodes, startWith(t, cfg))
-	}
+	}, "n1", "n2", "n3")
 	for gid := uint32(1); gid <= testGroups; gid++ {
 		waitVoters(t, nodes, gid, "n1", "n2", "n3")
 	}
