@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // admissible refuses a joining node whose embedder is not the cluster's:
@@ -13,7 +12,7 @@ import (
 // (a node of an older version) is let through; it checks after joining.
 func (c *Cluster) admissible(req *rpcRequest) error {
 	info, ok := c.meta.ClusterInfo()
-	if !ok || req.Embedder == "" || info.Embedder == req.Embedder && info.Dim == req.Dim {
+	if !ok || info.accepts(NodeInfo{Embedder: req.Embedder, Dim: req.Dim}) {
 		return nil
 	}
 	return fmt.Errorf("%w: the cluster's embedder is %q (dimension %d) and node %s asks for %q (dimension %d): start it with %s",
@@ -47,10 +46,7 @@ func (c *Cluster) checkDuplicate(ctx context.Context) error {
 	if !ok || other.RaftAddr == "" || other.RaftAddr == c.me().RaftAddr {
 		return nil
 	}
-	pctx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	resp, err := c.call(pctx, other.RaftAddr, &rpcRequest{Op: opSelf})
-	if err != nil || resp.Self.NodeID != c.cfg.NodeID {
+	if _, live := c.probe(ctx, map[string]string{c.cfg.NodeID: other.RaftAddr})[c.cfg.NodeID]; !live {
 		return nil
 	}
 	return fmt.Errorf("%w: node id %s is in use by a live node (raft %s, gossip %s): data dir %s is a copy of "+
