@@ -97,6 +97,14 @@ func (s *Server) mcpPost(c *call) error {
 	if err != nil {
 		return err
 	}
+	if refusal := mcptools.Refusal(c.ctx.PostBody(), true); refusal != nil {
+		// Answered in JSON-RPC here: the SDK's handler answers in plain
+		// text, with the client's input in it.
+		c.ctx.SetStatusCode(fasthttp.StatusBadRequest)
+		c.ctx.SetContentType("application/json")
+		c.ctx.SetBody(refusal)
+		return nil
+	}
 	if err := s.checkToolScopes(c.ctx.PostBody(), id.scopes); err != nil {
 		return err
 	}

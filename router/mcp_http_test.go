@@ -461,6 +461,22 @@ func TestMCPRemoteScopesAndKeys(t *testing.T) {
 	if r := ts.do("GET", "/memory/atoms/"+id, ts.Key, nil); r.Status != 200 {
 		t.Errorf("REST lookup: %d", r.Status)
 	}
+	// Messages that are not JSON-RPC 2.0 get a JSON-RPC error, not the
+	// SDK's plain text echoing them, and an id only as the SDK keeps it.
+	for body, want := range map[string]struct {
+		code float64
+		id   any
+	}{
+		`{bad`: {-32700, nil}, `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`: {-32600, nil},
+		`{"jsonrpc":"2.0","id":7}`: {-32600, 7.0}, `{"jsonrpc":"1.0","id":"a","method":"ping"}`: {-32600, "a"},
+		`"ping"`: {-32600, nil},
+	} {
+		st, h, got := mcpRaw(t, ts.URL, ts.Key, body)
+		if st != 400 || h.Get("Content-Type") != "application/json" || got["jsonrpc"] != "2.0" ||
+			got["id"] != want.id || obj(got["error"])["code"] != want.code {
+			t.Errorf("%s: %d %q %v", body, st, h.Get("Content-Type"), got)
+		}
+	}
 	// A REST error reaches the tool with its code and message.
 	st, _, body = mcpRaw(t, ts.URL, ts.Key, toolCall("memory_read", `{"query":"x","top_k":501}`))
 	result := obj(body["result"])

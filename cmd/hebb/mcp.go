@@ -41,7 +41,8 @@ func mcpStdio(args []string) error {
 		&mcp.ServerOptions{Logger: log})
 	mcptools.Register(server, &restCaller{base: base, key: key,
 		http: &http.Client{Timeout: 30 * time.Second}}, mcptools.Options{})
-	return server.Run(context.Background(), &mcp.StdioTransport{})
+	in, out := newStdioFilter(os.Stdin, os.Stdout).transport()
+	return server.Run(context.Background(), &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
 }
 
 func firstEnv(names ...string) string {

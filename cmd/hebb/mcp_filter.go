@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/hebbdb/hebb/router/mcptools"
+)
+
+// maxMCPLine bounds one message line of the stdio tool server, as the SDK
+// bounds its frames.
+const maxMCPLine = 16 << 20
+
+// drainWait bounds how long the stdio server, its input closed, waits for
+// the answers to the requests it read (each tool call's REST call has 30 s).
+const drainWait = 2 * time.Minute
+
+// stdioFilter stands between stdin and the SDK's stdio session. The SDK
+// ends the session on a line it cannot decode and, once its input closes,
+// drops the requests it has not answered yet; a client that pipes its
+// requests and closes stdin, or sends one bad line, lost everything after.
+// The filter answers such lines itself (JSON-RPC -32700 or -32600, with
+// the line's id when it has a usable one) and passes the others on; when
+// stdin ends it waits for the answers to the requests it passed before it
+// ends the SDK's input.
+type stdioFilter struct {
+	in  io.Reader
+	out io.Writer
+
+	wmu     sync.Mutex // the SDK's messages and the filter's refusals, a line each
+	mu      sync.Mutex
+	pending map[string]int // ids of requests passed and not yet answered
+	idle    chan struct{}  // closed once nothing is pending after stdin ended
+	ended   bool
+}
+
+func newStdioFilter(in io.Reader, out io.Writer) *stdioFilter {
+	return &stdioFilter{in: in, out: out, pending: map[string]int{}, idle: make(chan struct{})}
+}
+
+// transport returns the SDK's input (what the filter passes on) and output
+// (the filter's writer, which notes each answer).
+func (f *stdioFilter) transport() (io.ReadCloser, io.WriteCloser) {
+	pr, pw := io.Pipe()
+	go f.run(pw)
+	return pr, nopCloser{f}
+}
+
+func (f *stdioFilter) run(pw *io.PipeWriter) {
+	r := bufio.NewReaderSize(f.in, 64<<10)
+	for {
+		line, err := readLine(r, maxMCPLine)
+		if len(line) > 0 {
+			f.pass(pw, line)
+		}
+		if errors.Is(err, errLineTooLong) {
+			f.write(mcptools.TooLarge(maxMCPLine))
+			continue
+		}
+		if err != nil {
+			break
+		}
+	}
+	f.mu.Lock()
+	f.ended = true
+	f.checkIdle()
+	f.mu.Unlock()
+	select {
+	case <-f.idle:
+	case <-time.After(drainWait):
+	}
+	pw.Close()
+}
+
+// pass answers a line the SDK cannot take and hands it the others.
+func (f *stdioFilter) pass(pw *io.PipeWriter, line []byte) {
+	if refusal := mcptools.Refusal(line, false); refusal != nil {
+		f.write(refusal)
+		return
+	}
+	if id := mcptools.IDOf(line); id != nil {
+		f.mu.Lock()
+		f.pending[string(id)]++
+		f.mu.Unlock()
+	}
+	_, _ = pw.Write(append(line, '\n'))
+}
+
+// Write is the SDK's output: one message a call.
+func (f *stdioFilter) Write(p []byte) (int, error) {
+	n, err := f.write(p)
+	if id := mcptools.AnsweredID(p); id != nil {
+		f.mu.Lock()
+		if f.pending[string(id)]--; f.pending[string(id)] <= 0 {
+			delete(f.pending, string(id))
+		}
+		f.checkIdle()
+		f.mu.Unlock()
+	}
+	return n, err
+}
+
+func (f *stdioFilter) write(p []byte) (int, error) {
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	if len(p) > 0 && p[len(p)-1] != '\n' {
+		p = append(p[:len(p):len(p)], '\n')
+	}
+	return f.out.Write(p)
+}
+
+// checkIdle closes idle once stdin ended with no answer pending; f.mu held.
+func (f *stdioFilter) checkIdle() {
+	if f.ended && len(f.pending) == 0 {
+		select {
+		case <-f.idle:
+		default:
+			close(f.idle)
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line without its end, or errLineTooLong (and
+// the line skipped) past max bytes.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > max {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = r.ReadSlice('\n')
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			return nil, errLineTooLong
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return trimEOL(line), err
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// runFiltered runs an SDK server with one slow tool over the stdio filter
+// on input and returns the lines it wrote, once the server ended.
+func runFiltered(t *testing.T, input string) (byID map[string]map[string]any, nulls []map[string]any) {
+	t.Helper()
+	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	type args struct{}
+	mcp.AddTool(server, &mcp.Tool{Name: "slow"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ args) (*mcp.CallToolResult, any, error) {
+		time.Sleep(300 * time.Millisecond)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
+	})
+	var out syncBuffer
+	in, w := newStdioFilter(strings.NewReader(input), &out).transport()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: w, MaxLineLength: -1}); err != nil && ctx.Err() != nil {
+		t.Fatalf("the server did not end: %v", err)
+	}
+	byID = map[string]map[string]any{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not a JSON line: %q", l)
+		}
+		if m["id"] == nil {
+			nulls = append(nulls, m)
+			continue
+		}
+		id, _ := json.Marshal(m["id"])
+		if _, dup := byID[string(id)]; dup {
+			t.Errorf("two answers to id %s", id)
+		}
+		byID[string(id)] = m
+	}
+	return byID, nulls
+}
+
+const filterInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+`
+
+func errCode(m map[string]any) float64 {
+	e, _ := m["error"].(map[string]any)
+	c, _ := e["code"].(float64)
+	return c
+}
+
+// Bad lines are answered and the session goes on; requests read before
+// stdin closed are all answered.
+func TestStdioFilter(t *testing.T) {
+	input := filterInit + "{not json\n" + "\xff\xfe\n" + `{"jsonrpc":"1.0","id":5,"method":"ping"}` + "\n" +
+		`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}` + "\n" + "[]\n" + `[{"jsonrpc":"2.0","id":9,"method":"ping"}]` + "\n" +
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":7}` + "\n\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"x","method":"ping"}` // no final newline, then EOF
+	got, nulls := runFiltered(t, input)
+	if got["1"]["result"] == nil {
+		t.Errorf("initialize not answered: %v", got["1"])
+	}
+	if got["2"]["result"] == nil {
+		t.Errorf("the tool call read before EOF was not answered: %v", got)
+	}
+	if got[`"x"`]["result"] == nil {
+		t.Errorf("the last line (no newline) was not answered: %v", got)
+	}
+	if errCode(got["5"]) != -32600 || errCode(got["7"]) != -32600 {
+		t.Errorf("bad version or no method: %v %v", got["5"], got["7"])
+	}
+	var parse, invalid int
+	for _, m := range nulls {
+		switch errCode(m) {
+		case -32700:
+			parse++
+		case -32600:
+			invalid++
+		}
+	}
+	if parse != 2 || invalid != 4 { // {not json, \xff; id object, [], batch, 1.5
+		t.Errorf("%d parse errors and %d invalid requests with id null, want 2 and 4: %v", parse, invalid, got)
+	}
+}
+
+func TestStdioFilterLongLine(t *testing.T) {
+	long := `{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"` + strings.Repeat("a", maxMCPLine) + `"}}` + "\n"
+	got, nulls := runFiltered(t, filterInit+long+`{"jsonrpc":"2.0","id":4,"method":"ping"}`+"\n")
+	if got["4"]["result"] == nil || got["3"] != nil || len(nulls) != 1 || errCode(nulls[0]) != -32600 {
+		t.Errorf("after a line over the limit: %v %v", got, nulls)
+	}
+}

@@ -1,0 +1,142 @@
+package mcptools
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// Refusal returns the JSON-RPC error response a client's message deserves
+// when it is not one the SDK's transports can take, and nil when it is:
+// not UTF-8 or not JSON (-32700 Parse error), or not a JSON-RPC 2.0 request,
+// notification or response (-32600 Invalid Request; an id that is neither
+// a string nor an integer counts, as the SDK would change it). A batch (a
+// JSON array) is refused when batches is false. The response carries the
+// message's id when it has a usable one, else null, and never echoes the
+// input.
+//
+// The SDK's stdio transport ends the session on such a message, and its
+// HTTP handler answers it in plain text: both surfaces check first.
+func Refusal(msg []byte, batches bool) []byte {
+	msg = bytes.TrimSpace(msg)
+	if !utf8.Valid(msg) || !json.Valid(msg) {
+		return errorResponse(nil, jsonrpc.CodeParseError, "Parse error", "the message is not valid JSON")
+	}
+	if msg[0] == '[' {
+		if batches {
+			return nil
+		}
+		return errorResponse(nil, jsonrpc.CodeInvalidRequest, "Invalid Request", "batches are not supported")
+	}
+	var m struct {
+		Version *string         `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if msg[0] != '{' || json.Unmarshal(msg, &m) != nil {
+		return errorResponse(nil, jsonrpc.CodeInvalidRequest, "Invalid Request", "the message is not a JSON object")
+	}
+	id, ok := usableID(m.ID)
+	if !ok {
+		return errorResponse(nil, jsonrpc.CodeInvalidRequest, "Invalid Request", "id must be a string or an integer")
+	}
+	var method string
+	switch {
+	case m.Version == nil || *m.Version != "2.0":
+		return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", `jsonrpc must be "2.0"`)
+	case m.Method != nil && json.Unmarshal(m.Method, &method) != nil:
+		return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", "method must be a string")
+	case m.Method == nil && (id == nil || (m.Result == nil && m.Error == nil)):
+		return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", "a request needs a method")
+	}
+	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
+		return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", "the message cannot be decoded")
+	}
+	return nil
+}
+
+// TooLarge is the error response to a message over limit bytes, which a
+// transport skips unread.
+func TooLarge(limit int) []byte {
+	return errorResponse(nil, jsonrpc.CodeInvalidRequest, "Invalid Request",
+		fmt.Sprintf("the message exceeds %d MiB", limit>>20))
+}
+
+// usableID returns raw's id (nil when absent or null) as the SDK encodes
+// it in a response, and whether the SDK keeps it: a string, or an integer
+// it can hold.
+func usableID(raw json.RawMessage) (json.RawMessage, bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, true
+	}
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	if d.Decode(&v) != nil {
+		return nil, false
+	}
+	switch x := v.(type) {
+	case string:
+		b, _ := json.Marshal(x)
+		return b, true
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			b, _ := json.Marshal(n)
+			return b, true
+		}
+	}
+	return nil, false
+}
+
+// IDOf returns a request's id as sent (nil for a notification or a
+// response), for matching the response that answers it.
+func IDOf(msg []byte) json.RawMessage {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method == nil {
+		return nil
+	}
+	id, _ := usableID(m.ID)
+	return id
+}
+
+// AnsweredID returns the id a response answers (nil when msg is not a
+// response).
+func AnsweredID(msg []byte) json.RawMessage {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Method != nil {
+		return nil
+	}
+	id, _ := usableID(m.ID)
+	return id
+}
+
+type wireError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    string `json:"data"`
+}
+
+type errorReply struct {
+	Version string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Error   wireError       `json:"error"`
+}
+
+func errorResponse(id json.RawMessage, code int, msg, why string) []byte {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(errorReply{Version: "2.0", ID: id, Error: wireError{code, msg, why}})
+	return b
+}
