@@ -162,16 +162,16 @@ func (r *Room) join(c *RoomCmd) *RoomResult {
 	if inv == nil || !inv.outstanding(c.At) {
 		return roomErr(ErrNotFound, "Invite not found")
 	}
+	// The owner and an active member redeem without effect: the code is not
+	// used up and the membership keeps the scope and expiry the owner set
+	// (interface §3.2: redemption moves only a non-member, or a revoked or
+	// expired one, to active; changes to an active member are the owner's).
+	if m := r.members[c.Org]; c.Org == r.Owner || (m != nil && m.Active(c.At)) {
+		return &RoomResult{Room: r.copy(), Member: m.copy(), Invite: inv.copy()}
+	}
 	inv.Uses++
-	if c.Org == r.Owner {
-		return &RoomResult{Room: r.copy(), Member: r.members[c.Org].copy(), Invite: inv.copy()}
-	}
-	m := r.members[c.Org]
-	if m == nil || m.Revoked || !m.Active(c.At) {
-		m = &Member{Org: c.Org, JoinedAt: c.At}
-		r.members[c.Org] = m
-	}
-	m.Scope, m.ExpiresAt = inv.Scope, 0
+	m := &Member{Org: c.Org, JoinedAt: c.At, Scope: inv.Scope}
+	r.members[c.Org] = m
 	return &RoomResult{Room: r.copy(), Member: m.copy(), Invite: inv.copy()}
 }
 

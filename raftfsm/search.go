@@ -216,10 +216,16 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 			assoc = append(assoc, c)
 		}
 	}
-	n := len(pinned) + len(main) + len(assoc)
+	// Items are ordered by relevance (interface §2.5), a fingerprint's pins
+	// first (§4.4 rule 4): the associations, seated beyond the ranking's
+	// top_k, go where their relevance places them among its hits.
+	ranked := make([]candidate, 0, len(main)+len(assoc))
+	ranked = append(append(ranked, main...), assoc...)
+	sortCandidates(ranked)
+	n := len(pinned) + len(ranked)
 	res.Items = make([]Item, 0, n) // one allocation: an Item copies an atom
 	res.Touch = make([]ID, 0, n)
-	for _, group := range [][]candidate{pinned, main, assoc} {
+	for _, group := range [][]candidate{pinned, ranked} {
 		for _, c := range group {
 			res.Items = append(res.Items, Item{Atom: *c.a, Relevance: c.rel, Similarity: c.sim, Source: c.source})
 			if !(req.HideReplaced && c.a.Superseded()) {

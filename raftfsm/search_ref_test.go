@@ -259,3 +259,39 @@ func TestBestN(t *testing.T) {
 		}
 	}
 }
+
+// A read's items are ordered by relevance (interface §2.5): the association
+// stage's items, seated beyond top_k, go where their relevance places them,
+// not after the ranking's hits.
+func TestReadOrderedByRelevance(t *testing.T) {
+	moved := 0
+	for seed := int64(1); seed <= 4; seed++ {
+		f := refTenant(t, seed, 300)
+		tn := f.tenants["org"]
+		for i := range 40 {
+			tn.edges.touch(fmt.Sprint("k", i%12), fmt.Sprint("k", (i*5+1)%12), 0.3, 0, false, 1)
+		}
+		rng := rand.New(rand.NewSource(seed))
+		for q := range 100 {
+			req := &ReadRequest{Tenant: "org", Vector: randomUnit(rng, 8), TopK: 1 + rng.Intn(8),
+				MinRelevance: 0, IncludeAssociations: true, Diversity: []float64{0, 0, 0.5}[q%3]}
+			for range 1 + rng.Intn(3) {
+				req.Concepts = append(req.Concepts, fmt.Sprint("k", rng.Intn(14)))
+			}
+			req.Concepts = dedupe(req.Concepts)
+			items := f.Read(req).Items
+			for i := 1; i < len(items); i++ {
+				if items[i].Relevance > items[i-1].Relevance {
+					t.Fatalf("seed %d query %d: item %d (%s, %.4f) after %s at %.4f", seed, q, i,
+						items[i].Source, items[i].Relevance, items[i-1].Source, items[i-1].Relevance)
+				}
+				if items[i-1].Source == SourceHebbian && items[i].Source != SourceHebbian {
+					moved++
+				}
+			}
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no association placed ahead of a ranked hit: the check saw nothing to order")
+	}
+}

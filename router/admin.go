@@ -107,7 +107,7 @@ type createKeyRequest struct {
 }
 
 func (s *Server) adminCreateKey(c *call) error {
-	orgID, _ := c.ctx.UserValue("org_id").(string)
+	orgID := c.param("org_id")
 	var req createKeyRequest
 	body := c.ctx.PostBody()
 	if len(body) > 0 {
@@ -137,7 +137,7 @@ func (s *Server) adminCreateKey(c *call) error {
 }
 
 func (s *Server) adminRevokeKey(c *call) error {
-	keyID, _ := c.ctx.UserValue("key_id").(string)
+	keyID := c.param("key_id")
 	meta := s.backend.Meta()
 	var ok bool
 	meta.Synced(c.std, func() bool { _, ok = meta.Key(keyID); return ok })
@@ -171,7 +171,7 @@ func (s *Server) metaResult(c *call, cmd []byte) error {
 }
 
 func (s *Server) adminGetSettings(c *call) error {
-	orgID, _ := c.ctx.UserValue("org_id").(string)
+	orgID := c.param("org_id")
 	s.syncMeta(c) // the settings as last written, through any node
 	if _, ok := s.backend.Meta().Org(orgID); !ok {
 		return notFound("Org not found")
@@ -190,7 +190,7 @@ type settingsPatch struct {
 }
 
 func (s *Server) adminPatchSettings(c *call) error {
-	orgID, _ := c.ctx.UserValue("org_id").(string)
+	orgID := c.param("org_id")
 	var req settingsPatch
 	if err := decodeBody(c.ctx.PostBody(), &req, true); err != nil {
 		return err
@@ -239,7 +239,7 @@ type Drainer interface {
 const drainTimeout = 5 * time.Minute
 
 func (s *Server) adminRemoveNode(c *call) error {
-	id, _ := c.ctx.UserValue("node_id").(string)
+	id := c.param("node_id")
 	d, ok := s.backend.(Drainer)
 	if !ok {
 		return newError(501, codeInternal, "This node cannot drain nodes")

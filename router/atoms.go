@@ -3,7 +3,6 @@ package router
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/hebbdb/hebb/raftfsm"
@@ -14,7 +13,7 @@ const atomNotFound = "Atom not found"
 // pathID parses the {atom_id} path segment; a malformed ID is a 404 like
 // any other unknown atom (the path names no atom).
 func pathID(c *call) (raftfsm.ID, bool) {
-	s, _ := c.ctx.UserValue("atom_id").(string)
+	s := c.param("atom_id")
 	id, err := raftfsm.ParseID(strings.TrimSpace(s))
 	return id, err == nil
 }
@@ -120,8 +119,7 @@ type deleteAtomJSON struct {
 func (s *Server) deleteAtom(c *call) error {
 	id, ok := pathID(c)
 	if !ok {
-		raw, _ := c.ctx.UserValue("atom_id").(string)
-		return s.ok(c, deleteAtomJSON{AtomID: raw, PredecessorsLeftHidden: []string{}})
+		return s.ok(c, deleteAtomJSON{AtomID: c.param("atom_id"), PredecessorsLeftHidden: []string{}})
 	}
 	out, err := s.backend.Propose(c.std, c.org, (&raftfsm.DeleteAtomCmd{Tenant: c.org, ID: id}).Encode())
 	if err != nil {
@@ -169,11 +167,7 @@ type deleteDomainJSON struct {
 const roomDeleteMsg = "Room domains (xroom:) are not supported on this delete endpoint."
 
 func (s *Server) deleteDomain(c *call) error {
-	raw, _ := c.ctx.UserValue("domain").(string)
-	domain, err := url.PathUnescape(raw)
-	if err != nil {
-		domain = raw
-	}
+	domain := c.param("domain")
 	if err := privateDomain(domain, roomDeleteMsg, "domain"); err != nil {
 		err.Details["errors"] = relocatePath(err)
 		return err

@@ -34,6 +34,11 @@ func decodeBody(body []byte, v any, strict bool) *apiError {
 		api = strictJSON
 	}
 	err := api.Unmarshal(body, v)
+	if err == nil && strict {
+		if errs := nullItems(body, reflect.TypeOf(v).Elem()); len(errs) > 0 {
+			return validationError(errs...)
+		}
+	}
 	if err == nil {
 		return nil
 	}
@@ -165,4 +170,67 @@ func (n *nullField) UnmarshalJSON(b []byte) error {
 	}
 	n.Value = &s
 	return nil
+}
+
+// nullItems reports the nulls a write body holds as items of a list of
+// strings ("concepts": [null, "x"]): the decoder reads them as "" and the
+// item would vanish silently, where a list of strings takes strings only.
+// Bodies without a null after '[' or ',' are not parsed again.
+func nullItems(body []byte, t reflect.Type) []fieldError {
+	if !listNull(body) {
+		return nil
+	}
+	var doc any
+	if json.Unmarshal(body, &doc) != nil {
+		return nil
+	}
+	var errs []fieldError
+	walkNulls(t, doc, []any{"body"}, &errs)
+	return errs
+}
+
+// listNull reports whether body may hold null as a list item: a null
+// whose previous non-blank byte is '[' or ','.
+func listNull(body []byte) bool {
+	for rest := body; ; {
+		i := bytes.Index(rest, []byte("null"))
+		if i < 0 {
+			return false
+		}
+		before := bytes.TrimRight(rest[:i], " \t\r\n")
+		if n := len(before); n > 0 && (before[n-1] == '[' || before[n-1] == ',') {
+			return true
+		}
+		rest = rest[i+4:]
+	}
+}
+
+func walkNulls(t reflect.Type, v any, loc []any, errs *[]fieldError) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == rawMessageType {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, _ := v.(map[string]any)
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if x, ok := m[name]; ok && name != "-" {
+				walkNulls(f.Type, x, append(append([]any{}, loc...), name), errs)
+			}
+		}
+	case reflect.Slice:
+		list, _ := v.([]any)
+		for i, x := range list {
+			at := append(append([]any{}, loc...), i)
+			if x == nil && t.Elem().Kind() == reflect.String {
+				*errs = append(*errs, fieldError{Loc: at, Msg: "Input should be a valid string", Type: "string_type"})
+				continue
+			}
+			walkNulls(t.Elem(), x, at, errs)
+		}
+	}
 }

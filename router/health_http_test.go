@@ -103,6 +103,16 @@ func TestEnvelopeHTTP(t *testing.T) {
 		checkValidation(t, r, "body.content")
 	})
 
+	t.Run("headers", func(t *testing.T) {
+		// A browser sends every cookie of the host: 12 KiB of them pass.
+		h := http.Header{"X-Api-Key": {ts.Key}, "Cookie": {"a=" + strings.Repeat("c", 12<<10)}}
+		mustStatus(t, ts.doH("GET", "/memory/stats", h, nil), 200)
+		h.Set("Cookie", "a="+strings.Repeat("c", 20<<10))
+		checkValidation(t, ts.doH("GET", "/memory/stats", h, nil), "header")
+		r := rawRequest(t, ts, "GARBAGE\r\n\r\n")
+		checkValidation(t, r, "request")
+	})
+
 	t.Run("server keeps serving", func(t *testing.T) {
 		mustStatus(t, ts.do("GET", "/memory/stats", ts.Key, nil), 200)
 	})

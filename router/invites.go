@@ -128,7 +128,13 @@ func (s *Server) joinRoom(c *call) error {
 		}
 		return err
 	}
-	return s.ok(c, map[string]string{"room_id": roomID, "address": roomPrefix + roomID, "scope": res.Member.Scope})
+	return s.ok(c, joinJSON{RoomID: roomID, Address: roomPrefix + roomID, Scope: res.Member.Scope})
+}
+
+type joinJSON struct {
+	RoomID  string `json:"room_id"`
+	Address string `json:"address"`
+	Scope   string `json:"scope"`
 }
 
 type memberJSON struct {
@@ -206,7 +212,7 @@ func (s *Server) memberChange(c *call, cmd *raftfsm.RoomCmd) error {
 		return err
 	}
 	cmd.RoomID = room.Room.ID
-	cmd.Org, _ = c.ctx.UserValue("org_id").(string)
+	cmd.Org = c.param("org_id")
 	res, err := s.roomCmd(c, cmd)
 	if err != nil {
 		return err
@@ -215,6 +221,12 @@ func (s *Server) memberChange(c *call, cmd *raftfsm.RoomCmd) error {
 }
 
 func (s *Server) archiveRoom(c *call) error {
+	if body := c.ctx.PostBody(); len(body) > 0 { // none needed; {} is accepted
+		var none struct{}
+		if err := decodeBody(body, &none, true); err != nil {
+			return err
+		}
+	}
 	room, err := s.ownedRoom(c)
 	if err != nil {
 		return err

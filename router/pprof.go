@@ -25,7 +25,7 @@ func (s *Server) pprofRoutes(r *frouter.Router) {
 		"trace":   fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Trace),
 	}
 	h := s.admin(func(c *call) error {
-		name, _ := c.ctx.UserValue("name").(string)
+		name := c.param("name")
 		name = strings.TrimPrefix(name, "/")
 		if handle, ok := handlers[name]; ok {
 			handle(c.ctx)

@@ -9,9 +9,11 @@ import (
 // replyOptions are sonic.ConfigDefault's encoder options plus
 // ValidateString: a string that is not UTF-8 (content stored before bodies
 // were checked, decode.go) goes out with U+FFFD in place of its bad bytes,
-// so a reply is always valid JSON. Otherwise a reply encodes exactly as
-// sonic.Marshal would.
-const replyOptions = encoder.ValidateString
+// so a reply is always valid JSON; and SortMapKeys: an object built from a
+// map (metadata, small replies) has the same key order in every reply, as
+// encoding/json gives it, instead of the map's random order. Otherwise a
+// reply encodes exactly as sonic.Marshal would.
+const replyOptions = encoder.ValidateString | encoder.SortMapKeys
 
 // maxPooledReply bounds the buffers kept for reuse: a rare large reply should
 // not pin its memory in the pool.

@@ -137,7 +137,7 @@ func sortRoomViews(v []raftfsm.RoomView) {
 
 // ownedRoom loads the room of the path for an owner-only route.
 func (s *Server) ownedRoom(c *call) (raftfsm.RoomView, error) {
-	id, _ := c.ctx.UserValue("room_id").(string)
+	id := c.param("room_id")
 	if !strings.HasPrefix(id, roomIDPrefix) || checkRoomID(id) != nil {
 		return raftfsm.RoomView{}, notFound(msgRoomNotFound)
 	}

@@ -321,6 +321,40 @@ func TestRoomInvitesHTTP(t *testing.T) {
 		}
 	})
 
+	t.Run("a member's or the owner's redemption changes nothing", func(t *testing.T) {
+		fresh := rmCreateRoom(t, ts, ts.Key, "redeemed again")
+		joined := rmInvite(t, ts, ts.Key, fresh, map[string]any{"scope": "read_write"})
+		id, key := ts.newOrg("limited")
+		mustStatus(t, rmJoin(ts, key, str(joined["code"])), 200)
+		expiry := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second).Format(time.RFC3339)
+		mustStatus(t, ts.do("PATCH", "/memory/rooms/"+fresh+"/members/"+id, ts.Key,
+			map[string]any{"scope": "read", "expires_at": expiry}), 200)
+		spare := rmInvite(t, ts, ts.Key, fresh, map[string]any{"max_uses": 2, "scope": "read_write"})
+		for _, k := range []string{key, key, ts.Key} {
+			r := rmJoin(ts, k, str(spare["code"]))
+			mustStatus(t, r, 200)
+			if want := map[bool]string{true: "read_write", false: "read"}[k == ts.Key]; r.Body["scope"] != want {
+				t.Errorf("redeemed again: %s, want scope %s", r.Raw, want)
+			}
+		}
+		m := rmMember(t, ts, ts.Key, fresh, id)
+		if m == nil || m["scope"] != "read" || m["status"] != "active" || m["expires_at"] == nil {
+			t.Errorf("the owner's scope and expiry were overwritten: %v", m)
+		}
+		r := ts.do("GET", "/memory/rooms/"+fresh+"/invites", ts.Key, nil)
+		mustStatus(t, r, 200)
+		for _, x := range list(r.Body["invites"]) {
+			if obj(x)["code"] == spare["code"] && num(obj(x)["uses"]) != 0 {
+				t.Errorf("redemptions without effect used the code: %v", x)
+			}
+		}
+		// It still admits two new members.
+		for range 2 {
+			_, other := ts.newOrg("newcomer")
+			mustStatus(t, rmJoin(ts, other, str(spare["code"])), 200)
+		}
+	})
+
 	t.Run("owner-only routes", func(t *testing.T) {
 		for _, key := range []string{memberKey, outsiderKey} {
 			checkEnvelope(t, ts.do("POST", "/memory/rooms/"+room+"/invites", key, nil), 403, "FORBIDDEN")
@@ -456,7 +490,13 @@ func TestRoomMembershipHTTP(t *testing.T) {
 	})
 
 	t.Run("archive", func(t *testing.T) {
-		r := ts.do("POST", "/memory/rooms/"+f.room+"/archive", f.owner.key, nil)
+		checkValidation(t, ts.do("POST", "/memory/rooms/"+f.room+"/archive", f.owner.key, map[string]any{"bogus": 1}),
+			"body", "bogus")
+		checkValidation(t, ts.do("POST", "/memory/rooms/"+f.room+"/archive", f.owner.key, "garbage"))
+		if row := rmRoomRow(t, ts, f.owner.key, f.room); row == nil || row["status"] != "active" {
+			t.Errorf("a refused archive archived the room: %v", row)
+		}
+		r := ts.do("POST", "/memory/rooms/"+f.room+"/archive", f.owner.key, map[string]any{})
 		mustStatus(t, r, 200)
 		if r.Body["room_id"] != f.room || r.Body["status"] != "archived" {
 			t.Errorf("archived room: %s", r.Raw)

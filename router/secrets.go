@@ -139,7 +139,7 @@ func (s *Server) listSecrets(c *call) error {
 }
 
 func (s *Server) secretByAlias(c *call) error {
-	alias, _ := c.ctx.UserValue("alias").(string)
+	alias := c.param("alias")
 	fsm, err := s.backend.ReadFSM(c.std, c.org)
 	if err != nil {
 		return err

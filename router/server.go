@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"runtime"
 	"sort"
 	"time"
@@ -90,6 +92,7 @@ func New(cfg Config, b Backend, emb embedder.Embedder) *Server {
 	s.srv = &fasthttp.Server{
 		Handler:               s.routes(),
 		MaxRequestBodySize:    MaxBodySize,
+		ReadBufferSize:        readBufferSize,
 		ReadTimeout:           60 * time.Second,
 		WriteTimeout:          120 * time.Second,
 		IdleTimeout:           120 * time.Second,
@@ -100,6 +103,11 @@ func New(cfg Config, b Backend, emb embedder.Embedder) *Server {
 	}
 	return s
 }
+
+// readBufferSize bounds a request's line and headers together: browsers
+// send every cookie of the host (other apps on localhost:8080 included),
+// which fasthttp's default of 4 KiB refused.
+const readBufferSize = 16 << 10
 
 // Handler exposes the request handler (tests drive it directly).
 func (s *Server) Handler() fasthttp.RequestHandler { return s.srv.Handler }
@@ -176,6 +184,18 @@ func (s *Server) routes() fasthttp.RequestHandler {
 		r.GET("/metrics", MetricsHandler())
 	}
 	return observe(r.Handler)
+}
+
+// param returns the path segment bound to name, percent-decoded: the
+// router matches the path as sent, and clients encode characters such as
+// ':' in a segment (a secret's alias). A segment that does not decode is
+// returned as sent.
+func (c *call) param(name string) string {
+	raw, _ := c.ctx.UserValue(name).(string)
+	if v, err := url.PathUnescape(raw); err == nil {
+		return v
+	}
+	return raw
 }
 
 // call is one request in flight.
@@ -297,7 +317,13 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 		s.writeError(c, newError(413, codeValidation, "Request body exceeds 16 MiB"))
 		return
 	}
-	s.writeError(c, newError(400, codeValidation, "Malformed HTTP request"))
+	var small *fasthttp.ErrSmallBuffer
+	if errors.As(err, &small) {
+		s.writeError(c, validationError(fieldError{Loc: []any{"header"},
+			Msg: fmt.Sprintf("Request headers exceed %d KiB", readBufferSize>>10), Type: "value_error"}))
+		return
+	}
+	s.writeError(c, validationError(fieldError{Loc: []any{"request"}, Msg: "Malformed HTTP request", Type: "value_error"}))
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

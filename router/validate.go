@@ -78,15 +78,25 @@ func (v *validator) concepts(in []string, loc ...any) []string {
 	return out
 }
 
+// object reports whether raw (decoded already, so valid JSON) is a JSON
+// object, and records a dict_type error when it is present but not one.
+func (v *validator) object(raw json.RawMessage, loc ...any) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return false
+	}
+	if raw[0] != '{' {
+		v.add("dict_type", "Input should be a valid dictionary", loc...)
+		return false
+	}
+	return true
+}
+
 // metadata checks that raw is a JSON object within the size limit and
 // returns it compacted (nil for absent or null).
 func (v *validator) metadata(raw json.RawMessage, loc ...any) []byte {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	if raw[0] != '{' {
-		v.add("dict_type", "Input should be a valid dictionary", loc...)
+	if !v.object(raw, loc...) {
 		return nil
 	}
 	var buf bytes.Buffer

@@ -159,6 +159,18 @@ func TestVaultHTTP(t *testing.T) {
 		}
 	})
 
+	t.Run("by-alias percent-encoded", func(t *testing.T) {
+		// Clients encode path segments: encodeURIComponent turns ':' into %3A.
+		_, key := ts.newOrg("encoded")
+		sid := str(vtStore(t, ts, key, "db.pass:prod-1", "hunter2-enc", "Database password")["atom_id"])
+		for _, path := range []string{"db.pass:prod-1", "db.pass%3Aprod-1", "db.pass%3aprod-1", "%64b.pass%3Aprod-1"} {
+			one := ts.do("GET", "/vault/secrets/by-alias/"+path, key, nil)
+			if one.Status != 200 || one.Body["atom_id"] != sid || one.Body["alias"] != "db.pass:prod-1" {
+				t.Errorf("by-alias/%s: %d %s", path, one.Status, one.Raw)
+			}
+		}
+	})
+
 	t.Run("secrets stay out of every memory surface", func(t *testing.T) {
 		vtHidden(t, ts, ts.Key, id, "openai.prod", value)
 	})

@@ -62,6 +62,7 @@ func validateItem(v *validator, r *writeRequest, loc []any) prepared {
 		p.item.Domain = *r.Domain
 	}
 	p.item.Metadata = v.metadata(r.Metadata, at("metadata")...)
+	v.object(r.Author, at("author")...) // accepted and ignored on API-key calls (§4.1)
 	if r.Fingerprint != nil {
 		v.strLen(*r.Fingerprint, 0, maxFingerprint, at("fingerprint")...)
 		p.item.Fingerprint = *r.Fingerprint

@@ -144,6 +144,8 @@ func TestWriteHTTP(t *testing.T) {
 			{"257 concepts", map[string]any{"content": "x", "concepts": make([]string, 257)}, "body.concepts", ""},
 			{"metadata a list", map[string]any{"content": "x", "metadata": []int{1}}, "body.metadata", ""},
 			{"metadata a string", map[string]any{"content": "x", "metadata": "{}"}, "body.metadata", ""},
+			{"author a string", map[string]any{"content": "x", "author": "bob"}, "body.author", "dict_type"},
+			{"a null concept", map[string]any{"content": "x", "concepts": []any{"keep", nil}}, "body.concepts.1", "string_type"},
 			{"metadata over 65536 bytes", map[string]any{"content": "x",
 				"metadata": map[string]any{"k": strings.Repeat("x", 65536-7)}}, "body.metadata", ""},
 			{"fingerprint 513", map[string]any{"content": "x", "fingerprint": strings.Repeat("f", 513)}, "body.fingerprint", "string_too_long"},
