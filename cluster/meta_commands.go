@@ -238,6 +238,7 @@ func (st *metaState) revokeKey(c RevokeKey) any {
 		rec.info.Revoked = true
 		rec.info.RevokedAt = c.At.UTC()
 		st.keys[c.KeyID] = rec
+		st.oauth.revokeKeyGrants(c.KeyID) // tokens a sign-in with the key got
 	}
 	return rec.info
 }

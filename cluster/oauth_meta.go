@@ -95,6 +95,7 @@ type OAuthCode struct {
 	Challenge   string    `json:"code_challenge"` // PKCE S256
 	Resource    string    `json:"resource,omitempty"`
 	Nonce       string    `json:"nonce,omitempty"`
+	KeyID       string    `json:"key_id,omitempty"` // the API key signed in with ("" for a session)
 	AuthTime    time.Time `json:"auth_time"`
 	ExpiresAt   time.Time `json:"expires_at"`
 	Used        bool      `json:"used,omitempty"`
@@ -108,6 +109,7 @@ type OAuthGrant struct {
 	OrgID     string    `json:"org_id"`
 	Scopes    []string  `json:"scopes"`
 	Resource  string    `json:"resource,omitempty"`
+	KeyID     string    `json:"key_id,omitempty"` // the API key signed in with: its revocation revokes the grant
 	AuthTime  time.Time `json:"auth_time"`
 	ExpiresAt time.Time `json:"expires_at"` // the latest expiry of its tokens
 }
@@ -298,6 +300,8 @@ func (st *metaState) oauthRedeemCode(c OAuthRedeemCode) any {
 	case code.Used:
 		o.revokeFamily(code.Family)
 		return invalidGrant("authorization code was already used; the tokens it granted are revoked")
+	case code.KeyID != "" && st.keys[code.KeyID].info.Revoked:
+		return invalidGrant("the API key signed in with was revoked")
 	case code.RedirectURI != c.RedirectURI:
 		return invalidGrant("redirect_uri does not match the authorization request")
 	case code.Challenge != c.Challenge:
@@ -308,7 +312,7 @@ func (st *metaState) oauthRedeemCode(c OAuthRedeemCode) any {
 	code.Used, code.Family = true, c.Family
 	o.codes[code.Hash] = code
 	g := OAuthGrant{Family: c.Family, ClientID: code.ClientID, OrgID: code.OrgID, Scopes: slices.Clone(code.Scopes),
-		Resource: code.Resource, AuthTime: code.AuthTime}
+		Resource: code.Resource, KeyID: code.KeyID, AuthTime: code.AuthTime}
 	refresh := slices.Contains(code.Scopes, ScopeOfflineAccess) && c.Refresh.Hash != ""
 	g = o.issue(g, c.Access, c.Refresh, refresh)
 	return OAuthIssued{Grant: cloneGrant(g), Nonce: code.Nonce, Refresh: refresh}
@@ -382,6 +386,15 @@ func (o *oauthState) revokeFamily(family string) {
 	}
 	delete(o.grants, family)
 	maps.DeleteFunc(o.tokens, func(_ string, t OAuthToken) bool { return t.Family == family })
+}
+
+// revokeKeyGrants revokes every grant made by signing in with keyID.
+func (o *oauthState) revokeKeyGrants(keyID string) {
+	for family, g := range o.grants {
+		if g.KeyID == keyID {
+			o.revokeFamily(family)
+		}
+	}
 }
 
 // sweep deletes expired records, at most once per oauthSweepEvery of command

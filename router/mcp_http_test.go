@@ -409,23 +409,85 @@ func rawAuthURL(t *testing.T, ts *testServer, scope string) (authURL, clientID, 
 // in with the API key, and returns the token response.
 func oauthToken(t *testing.T, ts *testServer, scope string) map[string]any {
 	t.Helper()
+	tok, st, _ := oauthTokenWith(t, ts, ts.Key, scope, nil)
+	if st != 200 {
+		t.Fatalf("token: %d %v", st, tok)
+	}
+	return tok
+}
+
+// oauthTokenWith signs in with key, consents to scope, runs between (when
+// not nil) and redeems the code: the token answer, its status and the
+// client's ID.
+func oauthTokenWith(t *testing.T, ts *testServer, key, scope string, between func()) (map[string]any, int, string) {
+	t.Helper()
 	authURL, clientID, verifier := rawAuthURL(t, ts, scope)
-	back, err := signInAndConsent(authURL, ts.Key)
+	back, err := signInAndConsent(authURL, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := testHTTP.PostForm(ts.URL+"/oauth/token", url.Values{"grant_type": {"authorization_code"},
-		"code": {back.Get("code")}, "redirect_uri": {mcpRedirect}, "code_verifier": {verifier}, "client_id": {clientID}})
+	if between != nil {
+		between()
+	}
+	tok, st := tokenPost(t, ts, url.Values{"grant_type": {"authorization_code"}, "code": {back.Get("code")},
+		"redirect_uri": {mcpRedirect}, "code_verifier": {verifier}, "client_id": {clientID}})
+	return tok, st, clientID
+}
+
+func tokenPost(t *testing.T, ts *testServer, form url.Values) (map[string]any, int) {
+	t.Helper()
+	res, err := testHTTP.PostForm(ts.URL+"/oauth/token", form)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer res.Body.Close()
 	var tok map[string]any
 	_ = json.NewDecoder(res.Body).Decode(&tok)
-	if res.StatusCode != 200 {
-		t.Fatalf("token: %d %v", res.StatusCode, tok)
+	return tok, res.StatusCode
+}
+
+// A grant made by signing in with an API key ends with the key: its access
+// token, its refresh token and a code not yet redeemed.
+func TestMCPGrantEndsWithItsKey(t *testing.T) {
+	ts := newTestServer(t)
+	orgID, _ := ts.newOrg("keyed")
+	newKey := func() (key, id string) {
+		r := ts.admin("POST", "/admin/v1/orgs/"+orgID+"/keys", nil)
+		mustStatus(t, r, 200)
+		return str(r.Body["api_key"]), str(r.Body["key_id"])
 	}
-	return tok
+	key, kid := newKey()
+	tok, st, clientID := oauthTokenWith(t, ts, key, "memory:read offline_access", nil)
+	if st != 200 {
+		t.Fatalf("token: %d %v", st, tok)
+	}
+	access, refresh := str(tok["access_token"]), str(tok["refresh_token"])
+	if st, _, body := mcpRaw(t, ts.URL, access, toolCall("memory_stats", `{}`)); st != 200 {
+		t.Fatalf("before the revocation: %d %v", st, body)
+	}
+	other, _ := newKey() // a grant of another key of the org stays
+	kept, st, _ := oauthTokenWith(t, ts, other, "memory:read", nil)
+	if st != 200 {
+		t.Fatalf("token: %d %v", st, kept)
+	}
+	mustStatus(t, ts.admin("DELETE", "/admin/v1/keys/"+kid, nil), 200)
+	if st, _, body := mcpRaw(t, ts.URL, access, toolCall("memory_stats", `{}`)); st != 401 {
+		t.Errorf("access token after its key's revocation: %d %v", st, body)
+	}
+	if ans, st := tokenPost(t, ts, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh},
+		"client_id": {clientID}}); st != 400 || ans["error"] != "invalid_grant" {
+		t.Errorf("refresh after the key's revocation: %d %v", st, ans)
+	}
+	if st, _, body := mcpRaw(t, ts.URL, str(kept["access_token"]), toolCall("memory_stats", `{}`)); st != 200 {
+		t.Errorf("another key's grant: %d %v", st, body)
+	}
+	late, lateID := newKey()
+	ans, st, _ := oauthTokenWith(t, ts, late, "memory:read", func() {
+		mustStatus(t, ts.admin("DELETE", "/admin/v1/keys/"+lateID, nil), 200)
+	})
+	if st != 400 || ans["error"] != "invalid_grant" {
+		t.Errorf("a code redeemed after its key's revocation: %d %v", st, ans)
+	}
 }
 
 func toolCall(name string, args string) string {

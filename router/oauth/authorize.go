@@ -31,6 +31,7 @@ type ticket struct {
 	Request  authRequest `json:"req"`
 	Org      string      `json:"org"`
 	User     string      `json:"user,omitempty"` // the person signed in with a session; "" with an API key
+	Key      string      `json:"key,omitempty"`  // the ID of the API key signed in with
 	AuthTime int64       `json:"auth_time"`
 	Expires  int64       `json:"exp"`
 }
@@ -175,7 +176,7 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	now := time.Now().UTC()
 	_, err = s.propose(r.Context(), cluster.EncodeOAuthIssueCode(cluster.OAuthIssueCode{Now: now, Code: cluster.OAuthCode{
 		Hash: hashSecret(code), ClientID: req.ClientID, OrgID: t.Org, RedirectURI: req.RedirectURI, Scopes: req.Scopes,
-		Challenge: req.Challenge, Resource: strings.TrimRight(req.Resource, "/"), Nonce: req.Nonce,
+		Challenge: req.Challenge, Resource: strings.TrimRight(req.Resource, "/"), Nonce: req.Nonce, KeyID: t.Key,
 		AuthTime: time.Unix(t.AuthTime, 0).UTC(), ExpiresAt: now.Add(codeTTL)}}))
 	if err != nil {
 		s.log.Error("oauth issue code", "err", err)

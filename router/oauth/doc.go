@@ -29,6 +29,11 @@
 //   - The signing key is made once per cluster (the first SetKey wins) and
 //     also keys the HMAC of the short-lived sign-in ticket, so a ticket made
 //     on one node is accepted by another.
+//   - A grant made by signing in with an API key records the key's ID and
+//     ends when the key is revoked (the revocation's meta command revokes
+//     it; a code not yet redeemed is refused), as the key itself does.
+//   - The token endpoint refuses a resource other than the connector
+//     (RFC 8707 invalid_target), as the authorization endpoint does.
 //   - Registration is unauthenticated and every client is a replicated
 //     record, so one client address registers at most maxRegistrations
 //     clients per registerWindow on each node (429 temporarily_unavailable

@@ -493,6 +493,8 @@ func TestTokenErrors(t *testing.T) {
 		{"refresh not registered", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"hrt_x"}, "client_id": {pub.id}}, nil, 400, "unauthorized_client"},
 		{"unknown code", url.Values{"grant_type": {"authorization_code"}, "code": {"hac_x"}, "code_verifier": {pub.verifier},
 			"client_id": {pub.id}}, nil, 400, "invalid_grant"},
+		{"other resource", url.Values{"grant_type": {"authorization_code"}, "code": {"hac_x"}, "code_verifier": {pub.verifier},
+			"client_id": {pub.id}, "resource": {"https://evil.test/mcp"}}, nil, 400, "invalid_target"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -504,7 +506,9 @@ func TestTokenErrors(t *testing.T) {
 	}
 	t.Run("scope without offline_access gets no refresh token", func(t *testing.T) {
 		q := e.authorize(e.authParams(pub, "memory:read"), "allow")
-		st, tok := e.exchange(pub, q.Get("code"), pub.verifier)
+		// The connector's own resource may be named (RFC 8707), with or without its slash.
+		st, tok, _, _ := e.postForm("/oauth/token", url.Values{"grant_type": {"authorization_code"}, "code": {q.Get("code")},
+			"redirect_uri": {testRedirect}, "code_verifier": {pub.verifier}, "client_id": {pub.id}, "resource": {e.ts.URL + "/mcp/"}})
 		if st != 200 || tok["refresh_token"] != nil || tok["id_token"] != nil || tok["scope"] != "memory:read" {
 			t.Errorf("exchange: %d %v", st, tok)
 		}

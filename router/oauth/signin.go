@@ -13,7 +13,7 @@ import (
 // signedIn is who approves an authorization request: an org signed in
 // with its API key (user ""), or a person signed in with a session, acting
 // for the session's org.
-type signedIn struct{ org, user string }
+type signedIn struct{ org, user, key string } // key: the ID of the API key signed in with
 
 // keySignInPage shows the API-key sign-in form. Where people sign in
 // through sessions, that sign-in is offered first and the key is the
@@ -36,7 +36,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		s.authFailed(w, r, req, oerr)
 		return
 	}
-	org, err := s.authenticate(r.Context(), strings.TrimSpace(f.Get("api_key")))
+	org, keyID, err := s.authenticate(r.Context(), strings.TrimSpace(f.Get("api_key")))
 	if err != nil {
 		msg := "That API key is not valid."
 		if errors.Is(err, cluster.ErrRevokedKey) {
@@ -45,7 +45,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		s.keySignInPage(w, r, http.StatusUnauthorized, client, f, msg)
 		return
 	}
-	s.showConsent(w, r, req, client, signedIn{org: org})
+	s.showConsent(w, r, req, client, signedIn{org: org, key: keyID})
 }
 
 // showConsent seals the request and who signed in into a ticket and shows
@@ -59,7 +59,7 @@ func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRe
 		return
 	}
 	now := time.Now()
-	sealed, err := g.seal(ticket{Request: *req, Org: who.org, User: who.user, AuthTime: now.Unix(),
+	sealed, err := g.seal(ticket{Request: *req, Org: who.org, User: who.user, Key: who.key, AuthTime: now.Unix(),
 		Expires: now.Add(ticketTTL).Unix()})
 	if err != nil {
 		s.errorPage(w, r, http.StatusInternalServerError, "Cannot continue the sign-in.")

@@ -22,12 +22,12 @@ func (s *Server) client(ctx context.Context, id string) (c cluster.OAuthClient, 
 	return c, ok
 }
 
-// authenticate resolves an API key to its org.
-func (s *Server) authenticate(ctx context.Context, key string) (org string, err error) {
+// authenticate resolves an API key to its org and key ID.
+func (s *Server) authenticate(ctx context.Context, key string) (org, keyID string, err error) {
 	m := s.backend.Meta()
 	m.Synced(ctx, func() bool {
-		org, _, err = m.Authenticate(key)
+		org, keyID, err = m.Authenticate(key)
 		return !errors.Is(err, cluster.ErrInvalidKey)
 	})
-	return org, err
+	return org, keyID, err
 }

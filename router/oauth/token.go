@@ -20,6 +20,12 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := r.PostForm
+	for _, rs := range f["resource"] { // RFC 8707: the connector is the one resource
+		if strings.TrimRight(rs, "/") != s.cfg.Resource {
+			writeOAuthError(w, errorf(http.StatusBadRequest, "invalid_target", "resource must be "+s.cfg.Resource))
+			return
+		}
+	}
 	var (
 		res   cluster.OAuthIssued
 		pair  issuedPair
