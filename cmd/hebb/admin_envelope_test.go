@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
 
 func TestEnvelopeText(t *testing.T) {
 	for body, want := range map[string]string{
@@ -10,6 +14,26 @@ func TestEnvelopeText(t *testing.T) {
 	} {
 		if got := envelopeText([]byte(body)); got != want {
 			t.Errorf("envelopeText(%s) = %q, want %q", body, got, want)
+		}
+	}
+}
+
+// -h prints a command's flags and exits 0; the top-level usage lists every
+// command.
+func TestHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{{"serve", "-h"}, {"serve", "--help"}, {"admin", "create-user", "-h"}, {"--help"}} {
+		out, err := exec.Command(hebbBin, args...).CombinedOutput()
+		if err != nil {
+			t.Errorf("hebb %v: %v\n%s", args, err, out)
+		}
+		if strings.Contains(string(out), "help requested") {
+			t.Errorf("hebb %v printed %q", args, out)
+		}
+	}
+	out, _ := exec.Command(hebbBin, "--help").CombinedOutput()
+	for _, cmd := range []string{"serve", "admin remove-node", "admin create-user", "bench", "mcp", "import"} {
+		if !strings.Contains(string(out), "hebb "+cmd) {
+			t.Errorf("usage lacks hebb %s:\n%s", cmd, out)
 		}
 	}
 }

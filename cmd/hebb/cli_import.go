@@ -80,6 +80,9 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) error {
 	if runErr != nil {
 		return fmt.Errorf("import stopped: %w", runErr)
 	}
+	if n := im.stats.Failed; n > 0 { // exit 1: a script must see that rows were not imported
+		return fmt.Errorf("%d rows failed to import (listed above)", n)
+	}
 	return nil
 }
 

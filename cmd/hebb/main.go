@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 )
@@ -11,6 +13,8 @@ Usage:
   hebb serve [flags]    run a node (see hebb serve -h)
   hebb admin remove-node <node_id> [--url URL] [--admin-token TOKEN]
                         drain a node's replicas onto the others, then remove it
+  hebb admin create-user --email E --password P [flags]
+                        make a web console user (hebb admin create-user -h)
   hebb bench <workload> [flags]
                         benchmark a server or the vector kernels (hebb bench -h)
   hebb mcp              stdio tool server (MCP) for MNEMOVERSE_API_KEY / HEBB_API_KEY at HEBB_URL
@@ -41,6 +45,9 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "hebb: unknown command %q\n\n%s", os.Args[1], usage)
 		os.Exit(2)
+	}
+	if errors.Is(err, flag.ErrHelp) { // -h: the flag set printed the usage
+		return
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hebb:", err)
