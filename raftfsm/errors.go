@@ -1,6 +1,9 @@
 package raftfsm
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors of the state machine. Apply results carry an *ApplyError
 // whose Kind is one of these, so callers can use errors.Is.
@@ -10,6 +13,9 @@ var (
 	ErrForbidden = errors.New("raftfsm: forbidden")
 	ErrSnapshot  = errors.New("raftfsm: bad snapshot")
 	ErrLimit     = errors.New("raftfsm: atom limit reached")
+	// ErrSecretTarget is the conflict of a supersede naming a secret: its
+	// Target is the secret, not a successor.
+	ErrSecretTarget = fmt.Errorf("%w: the target is a secret", ErrConflict)
 )
 
 // ApplyError is an expected failure of a command, returned in the apply
@@ -26,7 +32,7 @@ func (e *ApplyError) Error() string { return e.Message }
 func (e *ApplyError) Unwrap() error { return e.Kind }
 
 var kindNames = map[error]string{ErrNotFound: "not_found", ErrConflict: "conflict",
-	ErrForbidden: "forbidden", ErrSnapshot: "snapshot", ErrLimit: "limit"}
+	ErrForbidden: "forbidden", ErrSnapshot: "snapshot", ErrLimit: "limit", ErrSecretTarget: "secret_target"}
 
 // GobEncode lets an apply result cross the node transport: Kind travels by
 // name and comes back as the same sentinel.

@@ -102,7 +102,7 @@ func (m *model) write(c *WriteCmd) *WriteResults {
 				case a == nil:
 					err = &ApplyError{Kind: ErrNotFound, Target: id}
 				case a.Type == Secret:
-					err = &ApplyError{Kind: ErrConflict, Target: id}
+					err = &ApplyError{Kind: ErrSecretTarget, Target: id}
 				case a.Superseded():
 					err = &ApplyError{Kind: ErrConflict, Target: a.SupersededBy}
 				}

@@ -59,7 +59,7 @@ func validateSupersedes(t *tenant, ids []ID) ([]*Atom, *ApplyError) {
 			return nil, &ApplyError{Kind: ErrNotFound, Target: id,
 				Message: fmt.Sprintf("Supersede target %s not found", id)}
 		case a.Type == Secret:
-			return nil, &ApplyError{Kind: ErrConflict, Target: id,
+			return nil, &ApplyError{Kind: ErrSecretTarget, Target: id,
 				Message: fmt.Sprintf("Supersede target %s is a secret and cannot be superseded", id)}
 		case a.Superseded():
 			return nil, &ApplyError{Kind: ErrConflict, Target: a.SupersededBy,

@@ -203,8 +203,12 @@ func TestVaultHTTP(t *testing.T) {
 			"external_ref": "secret:x"}), "body", "external_ref")
 		checkValidation(t, ts.do("POST", "/memory/write", ts.Key, map[string]any{"content": "shadowing an alias",
 			"external_ref": "secret:openai.prod"}), "body", "external_ref")
-		checkEnvelope(t, ts.do("POST", "/memory/write", ts.Key, map[string]any{"content": "replacing a secret",
-			"supersedes": []string{id}}), 409, "CONFLICT")
+		r := ts.do("POST", "/memory/write", ts.Key, map[string]any{"content": "replacing a secret",
+			"supersedes": []string{id}})
+		checkEnvelope(t, r, 409, "CONFLICT")
+		if d := obj(r.Body["details"]); d["atom_id"] != id || d["successor"] != nil {
+			t.Errorf("a secret target is no successor of itself: %s", r.Raw)
+		}
 	})
 
 	t.Run("secrets survive a restart", func(t *testing.T) {

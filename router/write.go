@@ -198,6 +198,8 @@ func supersedeError(e *raftfsm.ApplyError) *apiError {
 		return atomLimitError(0)
 	case errors.Is(e, raftfsm.ErrNotFound):
 		return notFound(e.Message).with("atom_id", e.Target.String())
+	case errors.Is(e, raftfsm.ErrSecretTarget): // no successor to name
+		return conflict(e.Message).with("atom_id", e.Target.String())
 	case errors.Is(e, raftfsm.ErrConflict):
 		return conflict(e.Message).with("successor", e.Target.String())
 	case errors.Is(e, raftfsm.ErrForbidden):
