@@ -382,6 +382,19 @@ func (m *Meta) ChatUser(id string) (ChatUser, bool) {
 	return cloneChatUser(u), ok
 }
 
+// ChatSessionLive reports whether the session of ID sid, of user userID,
+// is signed in and not expired at now.
+func (m *Meta) ChatSessionLive(userID, sid string, now time.Time) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for _, h := range m.st.chat.userSessions[userID] {
+		if s := m.st.chat.sessions[h]; s.ID == sid && s.ExpiresAt.After(now) {
+			return true
+		}
+	}
+	return false
+}
+
 // ChatSessions returns the live sessions of a user, oldest first.
 func (m *Meta) ChatSessions(userID string, now time.Time) []ChatSession {
 	m.mu.RLock()

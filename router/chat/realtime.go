@@ -23,8 +23,10 @@ import (
 //	    the cursor are no longer kept: refetch over REST, go on from H
 //
 // Without a cursor the stream starts at the room's current head; with one
-// it first replays every event after it. Close codes: 4003 the user left or
-// was removed, 4004 the room was deleted, 1001 the server is stopping,
+// it first replays every event after it. Close codes: 4001 the session the
+// token was issued to ended (sign-out; checked at each idle ping), 4003 the
+// user left or was removed, 4004 the room was deleted, 1001 the server is
+// stopping,
 // 1013 the room cannot be followed from this node for now (reconnect).
 //
 // Any node serves any room: one without a replica of the room's group
@@ -34,6 +36,7 @@ const (
 	realtimeBatch    = 100
 	realtimeIdle     = 20 * time.Second // ping and re-pick the source after this long without events
 	realtimeWriteMax = 10 * time.Second
+	closeSignedOut   = 4001
 	closeRemoved     = 4003
 	closeRoomDeleted = 4004
 )
@@ -74,7 +77,7 @@ func (s *Server) realtime(ctx *fasthttp.RequestCtx) {
 			return err
 		}
 		user, ok := s.chatUser(c, claims.Sub)
-		if !ok {
+		if !ok || !s.sessionLive(c, claims) {
 			return unauthorized("invalid_token", "Realtime token is invalid, expired or for another room")
 		}
 		c.ids = append([]string{user.ID}, user.Aliases...)
@@ -92,12 +95,21 @@ func (s *Server) realtime(ctx *fasthttp.RequestCtx) {
 		if hasCursor {
 			start = cursor
 		}
-		st := &stream{s: s, src: src, room: room, userID: user.ID, ids: c.ids, after: start, head: view.Head}
+		st := &stream{s: s, src: src, room: room, userID: user.ID, ids: c.ids, after: start, head: view.Head, claims: claims, checked: time.Now()}
 		if err := upgrader.Upgrade(ctx, st.run); err != nil {
 			s.log.Debug("websocket upgrade", "err", err)
 		}
 		return nil
 	})(ctx)
+}
+
+// sessionLive reports whether the session a realtime token was issued to
+// is still signed in (after a read barrier: the token may have been issued
+// through another node a moment ago).
+func (s *Server) sessionLive(c *call, cl realtimeClaims) (ok bool) {
+	m := s.b.Meta()
+	m.Synced(c.std, func() bool { ok = m.ChatSessionLive(cl.Sub, cl.Sid, c.now); return ok })
+	return ok
 }
 
 // wsConn is an open realtime connection.
@@ -122,14 +134,16 @@ func (w *wsConn) retire() { w.once.Do(func() {}) }
 
 // stream is one connection's position in one room.
 type stream struct {
-	s      *Server
-	src    eventSource
-	conn   *wsConn
-	room   string
-	userID string
-	ids    []string
-	after  uint64 // the last event sent
-	head   uint64 // the head when the connection was accepted
+	s       *Server
+	src     eventSource
+	conn    *wsConn
+	room    string
+	userID  string
+	ids     []string
+	after   uint64 // the last event sent
+	head    uint64 // the head when the connection was accepted
+	claims  realtimeClaims
+	checked time.Time // when signedIn last asked
 }
 
 func (st *stream) run(ws *websocket.Conn) {
@@ -181,6 +195,10 @@ func (st *stream) close(code int, text string) {
 // loop sends the events after st.after as they commit.
 func (st *stream) loop(ctx context.Context) {
 	for {
+		if !st.signedIn() {
+			st.close(closeSignedOut, "signed out")
+			return
+		}
 		feed, err := st.src.next(ctx, st.room, st.after)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -209,6 +227,17 @@ func (st *stream) loop(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// signedIn reports whether the token's session is still signed in, asking
+// the meta state at most once per realtimeIdle.
+func (st *stream) signedIn() bool {
+	now := time.Now()
+	if now.Sub(st.checked) < realtimeIdle {
+		return true
+	}
+	st.checked = now
+	return st.s.b.Meta().ChatSessionLive(st.claims.Sub, st.claims.Sid, now)
 }
 
 // sendAll sends events in order; done when the stream has to end (this

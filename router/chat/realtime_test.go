@@ -196,6 +196,17 @@ func TestRealtimeRefusals(t *testing.T) {
 		status int
 		reason string
 	}{"token of a former participant", func() resp { return eve.do("GET", stale, nil) }, 403, ""})
+	// A token issued to a session that signed out opens nothing.
+	carol := n.guest("Carol")
+	must(t, carol.do("POST", "/api/rooms/"+pub+"/participants", nil), 201)
+	signedOut := strings.Replace(carol.realtimeURL(pub, -1), "ws://", "http://", 1)
+	must(t, carol.do("POST", "/api/auth/sign-out", nil), 200)
+	cases = append(cases, struct {
+		name   string
+		do     func() resp
+		status int
+		reason string
+	}{"token of a signed-out session", func() resp { return eve.do("GET", signedOut, nil) }, 401, "invalid_token"})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.do()
