@@ -3,6 +3,7 @@ package chat_test
 import (
 	"bytes"
 	"context"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -356,6 +357,24 @@ func TestOIDCSignInFlow(t *testing.T) {
 		t.Fatalf("session %s", s.Raw)
 	}
 	mustError(t, c.do("GET", callback, nil), 401, "UNAUTHORIZED", "invalid_state") // replayed
+
+	// A replay that still holds the state cookie: the provider refuses the
+	// used code (invalid_grant), which is the client's doing, not a 502.
+	r := n.client()
+	start = must(t, r.do("POST", "/api/auth/sign-in/oauth2", nil), 200)
+	n.idp.nextUser("grace", "Grace")
+	u, _ := url.Parse(n.URL + "/api/auth/oauth2/callback/oidc")
+	var sealed string
+	for _, ck := range r.hc.Jar.Cookies(u) {
+		if ck.Name == "hebb_chat.oidc_state" {
+			sealed = ck.Value
+		}
+	}
+	callback = r.follow(start.str("url"))
+	must(t, r.do("GET", callback, nil), 200)
+	replay := n.client()
+	replay.extra = map[string]string{"Cookie": "hebb_chat.oidc_state=" + sealed}
+	mustError(t, replay.do("GET", callback, nil), 401, "UNAUTHORIZED", "provider_denied")
 
 	cases := []struct {
 		name   string

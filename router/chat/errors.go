@@ -12,6 +12,10 @@ var (
 	// ErrProvider is a failure of the OpenID Connect provider or of what it
 	// returned (discovery, token exchange, id_token verification).
 	ErrProvider = errors.New("chat: sign-in provider failure")
+	// errCodeRefused is the provider's invalid_grant for a sign-in code: a
+	// callback replayed (the code was used) or too late, the browser's
+	// doing, not the provider's failure.
+	errCodeRefused = errors.New("chat: the sign-in provider refused the code")
 	// ErrToken is a realtime token or signed cookie that does not verify.
 	ErrToken = errors.New("chat: invalid token")
 )

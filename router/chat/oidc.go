@@ -79,6 +79,12 @@ func (p *provider) do(req *http.Request, v any) error {
 		return fmt.Errorf("%w: %w", ErrProvider, err)
 	}
 	if resp.StatusCode != http.StatusOK {
+		var refusal struct {
+			Error string `json:"error"`
+		}
+		if resp.StatusCode == http.StatusBadRequest && json.Unmarshal(body, &refusal) == nil && refusal.Error == "invalid_grant" {
+			return errCodeRefused
+		}
 		return fmt.Errorf("%w: %s answered %d: %.200s", ErrProvider, req.URL.Redacted(), resp.StatusCode, body)
 	}
 	if err := json.Unmarshal(body, v); err != nil {

@@ -3,6 +3,7 @@ package chat
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"net/url"
 	"slices"
 	"strings"
@@ -131,6 +132,9 @@ func (s *Server) oidcCallback(c *call) error {
 		return notFound("No sign-in provider is configured").with("reason", "provider_not_configured")
 	}
 	id, err := s.oidc.exchange(c.std, code, st.Verifier, s.redirectURI(), st.Nonce)
+	if errors.Is(err, errCodeRefused) {
+		return s.callbackFailed(c, st, "invalid_grant", "The sign-in code was already used or has expired; start the sign-in again")
+	}
 	if err != nil {
 		if st.ErrorCallback != "" {
 			s.log.Warn("sign-in provider", "err", err, "request_id", c.reqID)
