@@ -63,6 +63,9 @@ var (
 	rePEM = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`)
 	// password: hunter2, api_key=abc... (the name stays, the value goes)
 	reAssign = regexp.MustCompile(`(?i)\b(password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|client[_-]?secret)(\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;]+)`)
+	// "the password is hunter2" (in prose only for passwords: "the secret
+	// is safe" is no credential)
+	reSaid   = regexp.MustCompile(`(?i)\b(password|passwd|pwd|passphrase)(\s+(?:is|was)\s+)("[^"\n]*"|'[^'\n]*'|[^\s,;]+)`)
 	reBearer = regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{12,}=*`)
 	// Keys with a well-known prefix (hebb, Stripe, OpenAI, GitHub, Slack,
 	// GitLab, AWS, Google).
@@ -83,10 +86,12 @@ func Redact(text string) (string, int) {
 	n := 0
 	count := func(out string) string { n++; return out }
 	text = rePEM.ReplaceAllStringFunc(text, func(string) string { return count(maskSecret) })
-	text = reAssign.ReplaceAllStringFunc(text, func(m string) string {
-		sub := reAssign.FindStringSubmatch(m)
-		return count(sub[1] + sub[2] + maskSecret)
-	})
+	for _, re := range []*regexp.Regexp{reAssign, reSaid} {
+		text = re.ReplaceAllStringFunc(text, func(m string) string {
+			sub := re.FindStringSubmatch(m)
+			return count(sub[1] + sub[2] + maskSecret)
+		})
+	}
 	text = reBearer.ReplaceAllStringFunc(text, func(m string) string {
 		return count(reBearer.FindStringSubmatch(m)[1] + maskSecret)
 	})
@@ -173,16 +178,22 @@ func randomLooking(s string) bool {
 	if reUUID.MatchString(s) {
 		return false
 	}
-	var letters, digits int
+	var digits, upper, lower, symbols int
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
 		case c >= '0' && c <= '9':
 			digits++
-		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
-			letters++
+		case c >= 'a' && c <= 'z':
+			lower++
+		case c >= 'A' && c <= 'Z':
+			upper++
+		case c == '/' || c == '+':
+			symbols++
 		}
 	}
-	return letters > 0 && digits >= 4
+	// Base64 with few digits (an AWS secret key) still mixes cases and
+	// '/' or '+', which words, paths and identifiers rarely do together.
+	return upper+lower > 0 && (digits >= 4 || (symbols > 0 && upper > 0 && lower > 0))
 }
 
 func isAlnum(c byte) bool {

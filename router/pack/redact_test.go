@@ -30,6 +30,11 @@ func TestRedact(t *testing.T) {
 		{"short number kept", "room 4021 on floor 3", "room 4021 on floor 3", 0},
 		{"pem", "key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY-----\nend", "key:\n[secret]\nend", 1},
 		{"several", "mail a@b.io or c@d.io", "mail [email] or [email]", 2},
+		{"password in prose", "the wifi password is hunter2, pwd was 'x y'", "the wifi password is [secret], pwd was [secret]", 2},
+		{"secret in prose kept", "this secret is safe with me", "this secret is safe with me", 0},
+		{"base64 with few digits", "secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "secret [secret]", 1},
+		{"camel case kept", "ThisIsAVeryLongCamelCaseIdentifier9 and src/main/java/com/example/something/else",
+			"ThisIsAVeryLongCamelCaseIdentifier9 and src/main/java/com/example/something/else", 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
