@@ -93,32 +93,36 @@ func usableID(raw json.RawMessage) (json.RawMessage, bool) {
 	return nil, false
 }
 
-// IDOf returns a request's id as sent (nil for a notification or a
-// response), for matching the response that answers it.
+// IDOf returns a request's id as the SDK encodes it (nil for a
+// notification or a response), for matching the response that answers it.
 func IDOf(msg []byte) json.RawMessage {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method json.RawMessage `json:"method"`
+	if id, request := messageID(msg); request {
+		return id
 	}
-	if json.Unmarshal(msg, &m) != nil || m.Method == nil {
-		return nil
-	}
-	id, _ := usableID(m.ID)
-	return id
+	return nil
 }
 
 // AnsweredID returns the id a response answers (nil when msg is not a
 // response).
 func AnsweredID(msg []byte) json.RawMessage {
+	if id, request := messageID(msg); !request {
+		return id
+	}
+	return nil
+}
+
+// messageID returns msg's id as the SDK encodes it, and whether msg has a
+// method (a request or a notification, not a response).
+func messageID(msg []byte) (id json.RawMessage, request bool) {
 	var m struct {
 		ID     json.RawMessage `json:"id"`
 		Method json.RawMessage `json:"method"`
 	}
-	if json.Unmarshal(msg, &m) != nil || m.Method != nil {
-		return nil
+	if json.Unmarshal(msg, &m) != nil {
+		return nil, false
 	}
-	id, _ := usableID(m.ID)
-	return id
+	id, _ = usableID(m.ID)
+	return id, m.Method != nil
 }
 
 type wireError struct {
