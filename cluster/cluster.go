@@ -150,7 +150,12 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 func (c *Cluster) start(ctx context.Context) error {
 	fresh := !HoldsState(c.cfg.DataDir)
 	joining := fresh && len(c.cfg.Join) > 0
-	c.bootstrap = fresh && !joining
+	c.bootstrap = (fresh && !joining) || (!fresh && bootUnfinished(c.cfg.DataDir))
+	if c.bootstrap {
+		if err := markBoot(c.cfg.DataDir); err != nil {
+			return err
+		}
+	}
 	clusterID, err := readClusterID(c.cfg.DataDir)
 	if err != nil {
 		return err
@@ -228,7 +233,7 @@ func (c *Cluster) startDataGroups(ctx context.Context) error {
 			return fmt.Errorf("group %d has no leader: %w", g, err)
 		}
 	}
-	return nil
+	return unmarkBoot(c.cfg.DataDir)
 }
 
 // waitMeta waits until the meta group has a leader and this node has

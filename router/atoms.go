@@ -234,6 +234,15 @@ func (s *Server) reset(c *call) error {
 	if !s.cfg.EnableReset {
 		return forbidden("Reset is disabled on this deployment (start the server with --enable-reset)")
 	}
+	// Refused at boot with more than one org (interface §4.7), and so once a
+	// second org exists: a reset wipes every tenant, not the caller's.
+	meta := s.backend.Meta()
+	if err := meta.Sync(c.std); err != nil {
+		return err
+	}
+	if meta.OrgCount() > 1 {
+		return forbidden("Reset is disabled: this deployment has more than one org, and a reset would wipe every tenant")
+	}
 	if _, err := s.backend.ProposeAll(c.std, (&raftfsm.ResetCmd{}).Encode()); err != nil {
 		return err
 	}

@@ -214,7 +214,7 @@ func (b *blobLog) rotate() error {
 	if err != nil {
 		return fmt.Errorf("cannot create log segment: %w", err)
 	}
-	if err := syncDir(b.dir); err != nil {
+	if err := SyncDir(b.dir); err != nil {
 		f.Close()
 		return err
 	}

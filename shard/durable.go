@@ -32,10 +32,12 @@ func WriteFileSynced(path string, data []byte, perm os.FileMode) error {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
-	return syncDir(filepath.Dir(path))
+	return SyncDir(filepath.Dir(path))
 }
 
-func syncDir(dir string) error {
+// SyncDir syncs a directory, so that a file created, renamed or removed in
+// it stays so after a power cut.
+func SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("cannot open %s: %w", dir, err)

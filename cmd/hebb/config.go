@@ -1,14 +1,16 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
-	"github.com/hebbdb/hebb/cluster"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/router/chat"
 )
 
@@ -98,6 +100,35 @@ func applyEnv(fs *flag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// validate refuses, before anything is written to the data dir, values
+// the flags' types let through but the server cannot use (the admin API
+// refuses the same plan values).
+func (c *serveConfig) validate(fs *flag.FlagSet) error {
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q: hebb serve takes flags only (see hebb serve -h)", fs.Arg(0))
+	}
+	var errs []error
+	atLeast := func(name string, v, min int64) {
+		if v < min {
+			errs = append(errs, fmt.Errorf("--%s must be at least %d, not %d", name, min, v))
+		}
+	}
+	atLeast("groups", int64(c.Groups), 1)
+	atLeast("replicas", int64(c.Replicas), 1)
+	atLeast("daily-query-quota", c.DailyQueryQuota, 0)
+	atLeast("atom-limit", c.AtomLimit, 0)
+	atLeast("vectors-on-disk-above", int64(c.VectorsOnDiskAbove), 0)
+	if c.DeadNodeGrace <= 0 {
+		errs = append(errs, fmt.Errorf("--dead-node-grace must be positive, not %s", c.DeadNodeGrace))
+	}
+	for _, f := range [][2]string{{"public-url", c.PublicURL}, {"chat-public-url", c.ChatPublicURL}} {
+		if u, err := url.Parse(f[1]); f[1] != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			errs = append(errs, fmt.Errorf("--%s must be an http:// or https:// URL with a host, not %q", f[0], f[1]))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (c *serveConfig) joinAddrs() []string { return splitComma(c.Join) }

@@ -489,7 +489,68 @@ func TestE2EMetricsAddr(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(string(body), "go_goroutines") || !strings.Contains(string(body), "hebb_") {
 		t.Errorf("GET /metrics: %d, %d bytes without go_goroutines or hebb_ metrics", res.StatusCode, len(body))
 	}
+	// Moved, not copied: the REST listener no longer serves it (an operator
+	// moves it off a public interface).
+	res, err = client.Get("http://" + n.httpAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != 404 {
+		t.Errorf("GET /metrics on the REST listener: %d, want 404", res.StatusCode)
+	}
 	if code := n.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("SIGTERM exit code %d", code)
+	}
+}
+
+// A stop signal or a crash at any moment of a first start is a stop: exit
+// 0 for a signal, and the data dir starts again (it finishes the bootstrap)
+// with the default org's key printed once over the two runs.
+func TestE2EStoppedWhileStarting(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		after time.Duration
+		sig   syscall.Signal
+	}{{250 * time.Millisecond, syscall.SIGTERM}, {500 * time.Millisecond, syscall.SIGTERM},
+		{150 * time.Millisecond, syscall.SIGKILL}, {400 * time.Millisecond, syscall.SIGKILL}} {
+		dir := t.TempDir()
+		first := launch(t, spec{dataDir: dir, args: []string{"--embedder", "hash"}})
+		time.Sleep(c.after)
+		if code := first.stop(c.sig); c.sig == syscall.SIGTERM && code != 0 {
+			t.Errorf("%v after %v: exit code %d\n%s", c.sig, c.after, code, first.stderr)
+		}
+		n := start(t, spec{dataDir: dir, args: []string{"--embedder", "hash"}})
+		keys := keyRE.FindAllString(first.stdout.String()+n.stdout.String(), -1)
+		if len(keys) != 1 {
+			t.Fatalf("%v after %v: %d keys printed over the two starts", c.sig, c.after, len(keys))
+		}
+		if st, _ := n.call("GET", "/memory/stats", keys[0], nil); st != 200 {
+			t.Errorf("%v after %v: stats with the printed key: %d", c.sig, c.after, st)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "bootstrapping")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v after %v: the bootstrap marker is left: %v", c.sig, c.after, err)
+		}
+		if code := n.stop(syscall.SIGTERM); code != 0 {
+			t.Errorf("SIGTERM of the restarted node: %d", code)
+		}
+	}
+}
+
+// A bad HEBB_VAULT_KEY is refused before the cluster is created: the data
+// dir holds no Raft state and no key was printed (it used to print the
+// default org's key, then refuse, leaving a bootstrapped cluster).
+func TestE2EBadVaultKeyRefusedFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	n, code := refused(t, spec{dataDir: dir, env: []string{"HEBB_VAULT_KEY=abc"}})
+	if code == 0 || !strings.Contains(n.stderr.String(), "vault") {
+		t.Fatalf("exit %d, stderr %q", code, n.stderr)
+	}
+	if keyRE.MatchString(n.stdout.String()) {
+		t.Errorf("a key was printed before the refusal: %q", n.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "raft")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused start created Raft state: %v", err)
 	}
 }

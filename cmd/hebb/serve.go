@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
 
@@ -35,7 +36,16 @@ func serve(args []string) error {
 	if err := applyEnv(fs); err != nil {
 		return err
 	}
+	if err := cfg.validate(fs); err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Catch the signals from the start: a stop during a restart's restore,
+	// or before the node answers ready, is a graceful stop too.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	st := watchStart(sigs, log)
 	stopTune := make(chan struct{})
 	defer close(stopTune)
 	go tuneGC(stopTune)
@@ -62,7 +72,18 @@ func serve(args []string) error {
 	stopMetrics, metricsErr := serveMetrics(ls.metrics)
 	defer stopMetrics()
 	existing := cluster.HoldsState(cfg.DataDir)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		ls.close()
+		return fmt.Errorf("cannot create data dir: %w", err)
+	}
+	// The vault key first: a bad HEBB_VAULT_KEY is refused before the
+	// cluster is created in the data dir.
+	ring, err := loadVault(log, cfg.DataDir, existing, !existing && len(cfg.joinAddrs()) > 0)
+	if err != nil {
+		ls.close()
+		return fmt.Errorf("cannot load the vault master key: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(st.ctx, 60*time.Second)
 	defer cancel()
 	cl, err := cluster.Start(ctx, cluster.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, GossipAddr: cfg.GossipAddr,
@@ -72,25 +93,20 @@ func serve(args []string) error {
 	})
 	if err != nil {
 		ls.close()
-		return err
+		return st.result(err)
 	}
 	if err := checkBoot(ctx, &cfg, cl); err != nil {
 		ls.close()
 		_ = cl.Close()
-		return err
+		return st.result(err)
 	}
 	if gcTuned() {
 		debug.FreeOSMemory() // what restoring the groups' snapshots left behind
 	}
-	ring, err := loadVault(log, cfg.DataDir, existing, !existing && len(cfg.joinAddrs()) > 0)
-	if err != nil {
-		ls.close()
-		_ = cl.Close()
-		return fmt.Errorf("cannot load the vault master key: %w", err)
-	}
 	srv := router.New(router.Config{
 		Vault:     ring,
 		PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, EnableReset: cfg.EnableReset,
+		SeparateMetrics:     cfg.MetricsAddr != "",
 		EnableConsolidation: cfg.EnableConsolidation, Logger: log, RedirectHosts: cfg.redirectHosts(),
 		DefaultPlan: cluster.Plan{DailyQueryQuota: cfg.DailyQueryQuota, AtomLimit: cfg.AtomLimit},
 		SMTPURL:     cfg.SMTPURL, MailFrom: cfg.MailFrom,
@@ -102,7 +118,10 @@ func serve(args []string) error {
 		cl.SetHTTPHandler(transportHandler(srv.ServeRaw, chatSrv))
 	}
 	handoff()
-	return run(srv, cl, ls, log, &cfg, stopChat, metricsErr)
+	if !st.started() { // stopped while starting
+		return shutdown(srv, cl, log, stopChat, nil)
+	}
+	return run(srv, cl, ls, log, &cfg, sigs, stopChat, metricsErr)
 }
 
 // serveMetrics serves /metrics on ln (nil: off) from the start, so a
@@ -200,12 +219,7 @@ func checkBoot(ctx context.Context, cfg *serveConfig, cl *cluster.Cluster) error
 }
 
 func run(srv *router.Server, cl *cluster.Cluster, ls *listeners, log *slog.Logger, cfg *serveConfig,
-	stopChat func(context.Context), metricsErr <-chan error) error {
-	// Catch the signals before the listener answers ready, so a stop sent
-	// as soon as the node reports ready still shuts it down gracefully.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	sigs <-chan os.Signal, stopChat func(context.Context), metricsErr <-chan error) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ls.http) }()
 	log.Info("hebb serving", "rest", "http://"+ls.http.Addr().String()+"/api/v1", "node", cl.NodeID(),
@@ -217,6 +231,11 @@ func run(srv *router.Server, cl *cluster.Cluster, ls *listeners, log *slog.Logge
 	case serveErr = <-errc:
 	case serveErr = <-metricsErr:
 	}
+	return shutdown(srv, cl, log, stopChat, serveErr)
+}
+
+// shutdown stops the listeners (in-flight requests finish), then Raft.
+func shutdown(srv *router.Server, cl *cluster.Cluster, log *slog.Logger, stopChat func(context.Context), serveErr error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
@@ -228,4 +247,51 @@ func run(srv *router.Server, cl *cluster.Cluster, ls *listeners, log *slog.Logge
 	}
 	log.Info("stopped")
 	return serveErr
+}
+
+// startWatch turns a stop signal received while the node starts into the
+// end of the start: its context is cancelled (waits for leaders and peers
+// stop), and the start's error becomes a graceful stop.
+type startWatch struct {
+	ctx     context.Context
+	log     *slog.Logger
+	done    chan struct{} // closed by started
+	exited  chan struct{} // closed when the watcher has returned
+	stopped bool          // a signal arrived during the start; read after exited
+	once    sync.Once
+}
+
+// watchStart watches sigs until started is called.
+func watchStart(sigs <-chan os.Signal, log *slog.Logger) *startWatch {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &startWatch{ctx: ctx, log: log, done: make(chan struct{}), exited: make(chan struct{})}
+	go func() {
+		defer close(w.exited)
+		select {
+		case s := <-sigs:
+			log.Info("stopping", "signal", s.String(), "while", "starting")
+			w.stopped = true
+			cancel()
+		case <-w.done:
+		}
+	}()
+	return w
+}
+
+// started ends the watch and reports false when a signal stopped the
+// start; a signal after it is left in sigs for run.
+func (w *startWatch) started() bool {
+	w.once.Do(func() { close(w.done) })
+	<-w.exited
+	return !w.stopped
+}
+
+// result is err, or nothing when a signal stopped the start (exit 0: the
+// stop the operator asked for).
+func (w *startWatch) result(err error) error {
+	if !w.started() {
+		w.log.Info("stopped", "before", "ready", "start_error", err)
+		return nil
+	}
+	return err
 }
