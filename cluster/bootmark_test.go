@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -11,14 +12,14 @@ import (
 // bootstrap; it used to wait for a cluster record no one would write.
 func TestBootstrapFinishesOnTheNextStart(t *testing.T) {
 	cfg := testConfig(t, "n1")
-	cfg.Groups = 0
+	cfg.Groups = -1
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	if c, err := Start(ctx, cfg); !errors.Is(err, ErrInvalidCommand) {
 		if c != nil {
 			_ = c.Close()
 		}
-		t.Fatalf("Start with --groups 0: %v, want ErrInvalidCommand", err)
+		t.Fatalf("Start with --groups -1: %v, want ErrInvalidCommand", err)
 	}
 	if !HoldsState(cfg.DataDir) || !bootUnfinished(cfg.DataDir) {
 		t.Fatal("the refused start left no meta group or no marker: the case is not reproduced")
@@ -36,5 +37,28 @@ func TestBootstrapFinishesOnTheNextStart(t *testing.T) {
 	c = startWith(t, cfg)
 	if c.Info().Groups != testGroups {
 		t.Fatalf("after a restart: %+v", c.Info())
+	}
+}
+
+// A data dir answers to the node id it was created with: another --node-id
+// is refused at once, naming the right one.
+func TestNodeIDKeptInTheDataDir(t *testing.T) {
+	cfg := testConfig(t, "first")
+	c := startWith(t, cfg)
+	_ = c.Close()
+	cfg.NodeID = "second"
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c2, err := Start(ctx, cfg)
+	if err == nil {
+		_ = c2.Close()
+		t.Fatal("a restart under another --node-id started")
+	}
+	if !strings.Contains(err.Error(), `belongs to node "first"`) {
+		t.Errorf("error %v does not name the data dir's node", err)
+	}
+	cfg.NodeID = ""
+	if c := startWith(t, cfg); c.NodeID() != "first" {
+		t.Errorf("without --node-id: %s", c.NodeID())
 	}
 }

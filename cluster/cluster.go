@@ -39,7 +39,7 @@ type Config struct {
 	GossipAddr string
 	HTTPAddr   string
 	Join       []string
-	Groups     int
+	Groups     int // data groups of a new cluster; 0: DefaultGroups (a restart keeps the recorded number)
 	Replicas   int
 	Embedder   string
 	Dim        int
@@ -393,6 +393,10 @@ func (c *Cluster) groupConfig(id uint32) shard.GroupConfig {
 	return shard.GroupConfig{ID: id, Bootstrap: c.bootstrap, SnapshotThreshold: c.cfg.SnapshotThreshold}
 }
 
+// DefaultGroups is the number of data groups of a new cluster when the
+// configuration names none (--groups' default).
+const DefaultGroups = 8
+
 // initInfo records the cluster on first start and checks it on later ones.
 func (c *Cluster) initInfo(ctx context.Context) error {
 	if info, ok := c.meta.ClusterInfo(); ok {
@@ -416,11 +420,15 @@ func (c *Cluster) initInfo(ctx context.Context) error {
 	if !c.bootstrap {
 		return fmt.Errorf("%w: the meta group holds no cluster record yet", ErrUnavailable)
 	}
-	if c.cfg.Groups < 1 {
+	groups := c.cfg.Groups
+	if groups == 0 {
+		groups = DefaultGroups
+	}
+	if groups < 1 {
 		return fmt.Errorf("%w: --groups must be at least 1", ErrInvalidCommand)
 	}
 	cmd := InitCluster{ClusterID: "cl_" + randomHex(8), Embedder: c.cfg.Embedder, Dim: c.cfg.Dim,
-		Groups: c.cfg.Groups, CreatedAt: time.Now().UTC()}
+		Groups: groups, CreatedAt: time.Now().UTC()}
 	out, err := c.metaG.Propose(ctx, EncodeInitCluster(cmd))
 	if err != nil {
 		return fmt.Errorf("cannot record cluster: %w", err)
@@ -433,17 +441,32 @@ func (c *Cluster) initInfo(ctx context.Context) error {
 	return nil
 }
 
+// nodeID returns the node's identity: --node-id, else the data dir's
+// node-id file, else a new one. The file keeps a given --node-id too, so a
+// restart under another one is refused at once: the groups know the node by
+// its first id, and it waited for a leader that would never answer it.
 func nodeID(cfg Config) (string, error) {
-	if cfg.NodeID != "" {
-		return cfg.NodeID, nil
-	}
 	path := filepath.Join(cfg.DataDir, "node-id")
 	b, err := os.ReadFile(path)
-	switch id := strings.TrimSpace(string(b)); {
-	case err == nil && id != "":
-		return id, nil
-	case err != nil && !errors.Is(err, os.ErrNotExist):
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("cannot read the node id: %w", err)
+	}
+	stored := strings.TrimSpace(string(b))
+	if cfg.NodeID != "" {
+		if stored != "" && stored != cfg.NodeID {
+			return "", fmt.Errorf("data dir %s belongs to node %q: start it with --node-id %s (or without --node-id), or start node %q on an empty --data-dir",
+				cfg.DataDir, stored, stored, cfg.NodeID)
+		}
+		if stored == "" {
+			if err := shard.WriteFileSynced(path, []byte(cfg.NodeID+"\n"), 0o600); err != nil {
+				return "", fmt.Errorf("cannot persist node id: %w", err)
+			}
+		}
+		return cfg.NodeID, nil
+	}
+	switch {
+	case stored != "":
+		return stored, nil
 	case HoldsState(cfg.DataDir):
 		// A new identity would not be the voter its groups know.
 		return "", fmt.Errorf("the node id file %s is missing or empty in a data dir that holds a cluster: "+

@@ -278,7 +278,11 @@ func openLogStore(path string) (*raftboltdb.BoltStore, error) {
 	// 100 ms of access counts); instead it is rebuilt when the file opens.
 	opts.NoFreelistSync = true
 	opts.FreelistType = bbolt.FreelistMapType
-	return raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &opts, NoSync: false})
+	st, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &opts, NoSync: false})
+	if errors.Is(err, bbolt.ErrTimeout) { // bbolt's file lock
+		return nil, fmt.Errorf("%s is locked: another process (a hebb serve on the same --data-dir?) holds it: %w", path, err)
+	}
+	return st, err
 }
 
 // bootstrapIfNew writes a one-voter configuration (this node) when the group

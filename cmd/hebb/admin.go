@@ -36,7 +36,7 @@ func admin(args []string) error {
 // without it the user gets a new org named after the address.
 func createUser(args []string) error {
 	fs := flag.NewFlagSet("admin create-user", flag.ContinueOnError)
-	url := fs.String("url", envOr("HEBB_URL_ADMIN", "http://127.0.0.1:8080"), "base URL of any node")
+	url := fs.String("url", adminDefaultURL(), "base URL of any node (the REST base's /api/v1 is dropped)")
 	token := fs.String("admin-token", os.Getenv("HEBB_ADMIN_TOKEN"), "the nodes' --admin-token")
 	email := fs.String("email", "", "the user's e-mail address (their sign-in)")
 	password := fs.String("password", os.Getenv("HEBB_USER_PASSWORD"), "the user's password, at least 10 characters (or HEBB_USER_PASSWORD)")
@@ -59,7 +59,7 @@ func createUser(args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := adminCall(http.MethodPost, strings.TrimRight(*url, "/")+"/admin/v1/users", *token, raw, 30*time.Second)
+	out, err := adminCall(http.MethodPost, adminBase(*url)+"/admin/v1/users", *token, raw, 30*time.Second)
 	if err != nil {
 		return fmt.Errorf("create-user failed: %w", err)
 	}
@@ -89,7 +89,7 @@ func adminCall(method, url, token string, body []byte, timeout time.Duration) (s
 
 func removeNode(args []string) error {
 	fs := flag.NewFlagSet("admin remove-node", flag.ContinueOnError)
-	url := fs.String("url", envOr("HEBB_URL_ADMIN", "http://127.0.0.1:8080"), "base URL of any node")
+	url := fs.String("url", adminDefaultURL(), "base URL of any node (the REST base's /api/v1 is dropped)")
 	token := fs.String("admin-token", os.Getenv("HEBB_ADMIN_TOKEN"), "the nodes' --admin-token")
 	var id string
 	rest := args
@@ -105,7 +105,7 @@ func removeNode(args []string) error {
 	if id == "" {
 		return errors.New("remove-node needs a node id (see GET /admin/v1/cluster)")
 	}
-	req, err := http.NewRequest(http.MethodDelete, strings.TrimRight(*url, "/")+"/admin/v1/cluster/nodes/"+id, nil)
+	req, err := http.NewRequest(http.MethodDelete, adminBase(*url)+"/admin/v1/cluster/nodes/"+id, nil)
 	if err != nil {
 		return err
 	}
@@ -123,6 +123,18 @@ func removeNode(args []string) error {
 	}
 	fmt.Println(strings.TrimSpace(string(body)))
 	return nil
+}
+
+// adminDefaultURL is HEBB_URL_ADMIN, else HEBB_URL (the client commands'
+// REST base), else the local node.
+func adminDefaultURL() string {
+	return envOr("HEBB_URL_ADMIN", envOr("HEBB_URL", "http://127.0.0.1:8080"))
+}
+
+// adminBase is the node's base URL the admin API hangs off: a REST base
+// given instead (…/api/v1) is cut back to it.
+func adminBase(u string) string {
+	return strings.TrimSuffix(strings.TrimRight(u, "/"), "/api/v1")
 }
 
 func envOr(k, def string) string {

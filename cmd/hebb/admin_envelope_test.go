@@ -37,3 +37,17 @@ func TestHelpExitsZero(t *testing.T) {
 		}
 	}
 }
+
+func TestAdminBase(t *testing.T) {
+	for in, want := range map[string]string{"http://n1:8080": "http://n1:8080", "http://n1:8080/": "http://n1:8080",
+		"http://n1:8080/api/v1": "http://n1:8080", "http://n1:8080/api/v1/": "http://n1:8080"} {
+		if got := adminBase(in); got != want {
+			t.Errorf("adminBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+	t.Setenv("HEBB_URL_ADMIN", "")
+	t.Setenv("HEBB_URL", "http://n2:8080/api/v1")
+	if got := adminBase(adminDefaultURL()); got != "http://n2:8080" {
+		t.Errorf("with HEBB_URL: %q", got)
+	}
+}

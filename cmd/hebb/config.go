@@ -46,6 +46,8 @@ type serveConfig struct {
 	DeadNodeGrace       time.Duration
 	OAuthRedirectHosts  string
 	VectorsOnDiskAbove  int
+
+	givenGroups int // Groups when --groups (or HEBB_GROUPS) was given, else 0: a restart then keeps the recorded number without a warning
 }
 
 func (c *serveConfig) flags(fs *flag.FlagSet) {
@@ -55,7 +57,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.RaftAddr, "raft-addr", "127.0.0.1:7000", "one listener for every Raft group and node-to-node RPC")
 	fs.StringVar(&c.GossipAddr, "gossip-addr", "127.0.0.1:7946", "memberlist bind address")
 	fs.StringVar(&c.Join, "join", "", "comma-separated gossip addresses of existing nodes")
-	fs.IntVar(&c.Groups, "groups", 8, "number of data Raft groups, fixed at cluster creation")
+	fs.IntVar(&c.Groups, "groups", cluster.DefaultGroups, "number of data Raft groups, fixed at cluster creation")
 	fs.IntVar(&c.Replicas, "replicas", 3, "voters per group, capped by the number of live nodes")
 	fs.StringVar(&c.AdminToken, "admin-token", "", "enables /admin/v1 with header X-Admin-Token")
 	fs.BoolVar(&c.EnableReset, "enable-reset", false, "allow DELETE /memory/reset (refused with more than one org)")

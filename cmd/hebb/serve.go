@@ -39,6 +39,11 @@ func serve(args []string) error {
 	if err := cfg.validate(fs); err != nil {
 		return err
 	}
+	fs.Visit(func(f *flag.Flag) { // set on the command line or by HEBB_GROUPS
+		if f.Name == "groups" {
+			cfg.givenGroups = cfg.Groups
+		}
+	})
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// Catch the signals from the start: a stop during a restart's restore,
 	// or before the node answers ready, is a graceful stop too.
@@ -87,7 +92,7 @@ func serve(args []string) error {
 	defer cancel()
 	cl, err := cluster.Start(ctx, cluster.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, GossipAddr: cfg.GossipAddr,
-		HTTPAddr: cfg.HTTPAddr, Join: cfg.joinAddrs(), Groups: cfg.Groups, Replicas: cfg.Replicas,
+		HTTPAddr: cfg.HTTPAddr, Join: cfg.joinAddrs(), Groups: cfg.givenGroups, Replicas: cfg.Replicas,
 		Embedder: embedder.Identity(emb), Dim: emb.Dim(), Logger: log, DeadGrace: cfg.DeadNodeGrace,
 		VectorsOnDiskAbove: cfg.VectorsOnDiskAbove,
 	})
