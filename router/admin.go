@@ -251,7 +251,8 @@ func (s *Server) adminRemoveNode(c *call) error {
 		case errors.Is(err, cluster.ErrUnknownNode):
 			return notFound("Node not found")
 		case errors.Is(err, cluster.ErrInvalidCommand):
-			return validationError(fieldError{Loc: []any{"path", "node_id"}, Msg: err.Error(), Type: "value_error"})
+			msg := strings.TrimPrefix(err.Error(), cluster.ErrInvalidCommand.Error()+": ") // the reason, not the sentinel
+			return validationError(fieldError{Loc: []any{"path", "node_id"}, Msg: msg, Type: "value_error"})
 		}
 		return err
 	}

@@ -164,6 +164,13 @@ func TestAdminHTTP(t *testing.T) {
 				t.Errorf("group %v", g)
 			}
 		}
+		// The only node cannot be drained: the reason, without the sentinel's
+		// "cluster: invalid command:" prefix.
+		errs := checkValidation(t, ts.admin("DELETE", "/admin/v1/cluster/nodes/"+node, nil), "path", "node_id")
+		if len(errs) != 1 || errs[0]["msg"] != "cannot drain the last node" {
+			t.Errorf("draining the only node: %v", errs)
+		}
+		checkEnvelope(t, ts.admin("DELETE", "/admin/v1/cluster/nodes/node-nope", nil), 404, "NOT_FOUND")
 	})
 
 	t.Run("placement", func(t *testing.T) {
