@@ -27,8 +27,32 @@ const DefaultTimeout = 30 * time.Second
 type Option func(*conn)
 
 // WithHTTPClient sends requests through hc (its Timeout, if any, also cuts
-// exports short: prefer contexts).
-func WithHTTPClient(hc *http.Client) Option { return func(c *conn) { c.hc = hc } }
+// exports short: prefer contexts); nil keeps the default client. The
+// default client refuses redirects to another host or from https to http,
+// which would carry the API key along (Go strips only Authorization);
+// give hc a CheckRedirect of the kind (SameOriginRedirects) if it may
+// meet redirects.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *conn) {
+		if hc != nil {
+			c.hc = hc
+		}
+	}
+}
+
+// SameOriginRedirects is an http.Client CheckRedirect that follows at
+// most 10 redirects, each to the first request's scheme and host only.
+func SameOriginRedirects(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	switch {
+	case len(via) >= 10:
+		return errors.New("client: stopped after 10 redirects")
+	case req.URL.Host != first.Host || req.URL.Scheme != first.Scheme:
+		return fmt.Errorf("client: refusing a redirect from %s://%s to %s://%s: the API key would go along",
+			first.Scheme, first.Host, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
+}
 
 // WithRetry replaces DefaultRetryPolicy.
 func WithRetry(p RetryPolicy) Option { return func(c *conn) { c.retry = p } }
@@ -69,11 +93,12 @@ type conn struct {
 	newKey func() string
 }
 
-var defaultHTTP = &http.Client{Transport: defaultTransport()}
+var defaultHTTP = &http.Client{Transport: defaultTransport(), CheckRedirect: SameOriginRedirects}
 
+// defaultTransport has no time limit of its own: each try is bounded by
+// WithTimeout and the caller's context (a node drain may take minutes).
 func defaultTransport() http.RoundTripper {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.ResponseHeaderTimeout = 2 * time.Minute
 	t.MaxIdleConnsPerHost = 16
 	return t
 }

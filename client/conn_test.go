@@ -512,3 +512,70 @@ func TestExportStreams(t *testing.T) {
 		}
 	})
 }
+
+// An export cut inside a line is a transport error carrying the cause, not
+// a decode error; a caller that stops early does not wait for the rest.
+func TestExportCutAndStopped(t *testing.T) {
+	line := `{"atom_id":"a1","content":"one","atom_type":"episode","supersedes":[],"superseded_by":null}`
+	stall := make(chan struct{})
+	f := &fake{script: func(n int, w http.ResponseWriter) {
+		_, _ = io.WriteString(w, line+"\n"+line[:40])
+		w.(http.Flusher).Flush()
+		select {
+		case <-stall:
+		case <-time.After(20 * time.Second):
+		}
+	}}
+	c, _ := newTestClient(t, f, WithRetry(RetryPolicy{MaxAttempts: 1}))
+	t.Cleanup(func() { close(stall) }) // before the server's Close, which waits for its handlers
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	err := c.Export(ctx, func(*ExportLine) error { return nil })
+	var te *TransportError
+	if !errors.As(err, &te) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("export cut by the deadline: %v", err)
+	}
+	began := time.Now()
+	for _, err := range c.ExportLines(context.Background()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	if d := time.Since(began); d > 10*time.Second { // a hang guard: the stall lasts 20 s
+		t.Errorf("stopping early waited %v for the stalled stream", d)
+	}
+	f2 := &fake{script: func(n int, w http.ResponseWriter) { _, _ = io.WriteString(w, line+"\n"+line[:40]) }}
+	c2, _ := newTestClient(t, f2, WithRetry(RetryPolicy{MaxAttempts: 1}))
+	if err := c2.Export(context.Background(), func(*ExportLine) error { return nil }); !errors.As(err, &te) ||
+		!errors.Is(err, errCutMidLine) {
+		t.Errorf("a stream that ends inside a line: %v", err)
+	}
+}
+
+// The default client does not follow a redirect to another host: the API
+// key header would go along.
+func TestRedirectToAnotherHostRefused(t *testing.T) {
+	leaked := make(chan string, 1)
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked <- r.Header.Get("X-Api-Key")
+	}))
+	t.Cleanup(evil.Close)
+	other := strings.Replace(evil.URL, "127.0.0.1", "localhost", 1)
+	good := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other+"/x", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(good.Close)
+	c, err := New(good.URL, "mk_live_SECRETKEY", WithHTTPClient(nil), WithRetry(RetryPolicy{MaxAttempts: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Stats(context.Background()); err == nil {
+		t.Error("the redirect was followed")
+	}
+	select {
+	case k := <-leaked:
+		t.Errorf("the other host got the key %q", k)
+	default:
+	}
+}

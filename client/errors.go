@@ -74,7 +74,7 @@ type APIError struct {
 	Path       string // the request's path
 	Code       string // envelope code, e.g. NOT_FOUND
 	Message    string
-	RequestID  string // "" when the envelope's requestId was null
+	RequestID  string // the envelope's requestId, else the X-Request-Id header; "" when neither
 	Retryable  bool
 	// Reason is details.reason ("" when absent), e.g. "idempotency_key_reused".
 	Reason string
@@ -112,13 +112,25 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
-// Is matches the sentinel errors by code (ErrUnavailable by status 503).
+// Is matches the sentinel errors by code (ErrUnavailable by status 503);
+// an answer that is no envelope (a proxy's) by its status: 400, 401, 403,
+// 404, 409, 429 and 500 map to the code the server gives them.
 func (e *APIError) Is(target error) bool {
 	if target == ErrUnavailable {
 		return e.StatusCode == http.StatusServiceUnavailable
 	}
-	s, ok := codeSentinels[e.Code]
+	code := e.Code
+	if code == "" {
+		code = statusCodes[e.StatusCode]
+	}
+	s, ok := codeSentinels[code]
 	return ok && s == target
+}
+
+var statusCodes = map[int]string{
+	http.StatusBadRequest: CodeValidation, http.StatusUnauthorized: CodeUnauthorized,
+	http.StatusForbidden: CodeForbidden, http.StatusNotFound: CodeNotFound, http.StatusConflict: CodeConflict,
+	http.StatusTooManyRequests: CodeRateLimited, http.StatusInternalServerError: CodeInternal,
 }
 
 // DetailsInto decodes the raw details object into v.
@@ -155,20 +167,19 @@ type envelopeJSON struct {
 	Details   json.RawMessage `json:"details"`
 }
 
-type detailsJSON struct {
-	Reason string       `json:"reason"`
-	Errors []FieldError `json:"errors"`
-}
-
 // maxErrorBody bounds how much of an error answer is read.
 const maxErrorBody = 1 << 20
 
 // decodeError builds the APIError of a non-2xx answer.
 func decodeError(method, path string, status int, h http.Header, body []byte) *APIError {
-	e := &APIError{StatusCode: status, Method: method, Path: path, RetryAfter: parseRetryAfter(h.Get("Retry-After"), time.Now())}
+	e := &APIError{StatusCode: status, Method: method, Path: path, RetryAfter: parseRetryAfter(h.Get("Retry-After"), time.Now()),
+		RequestID: h.Get("X-Request-Id")}
 	var env envelopeJSON
 	if err := json.Unmarshal(body, &env); err != nil || env.Code == "" {
-		e.Message = strings.TrimSpace(http.StatusText(status) + ": " + snippet(body))
+		e.Message = http.StatusText(status)
+		if s := snippet(body); s != "" {
+			e.Message += ": " + s
+		}
 		return e
 	}
 	e.Code, e.Message, e.Retryable = env.Code, env.Message, env.Retryable
@@ -177,9 +188,17 @@ func decodeError(method, path string, status int, h http.Header, body []byte) *A
 	}
 	if d := env.Details; len(d) > 0 && string(d) != "null" {
 		e.Details = d
-		var dj detailsJSON
-		if json.Unmarshal(d, &dj) == nil {
-			e.Reason, e.Errors = dj.Reason, dj.Errors
+		var reason struct {
+			Reason string `json:"reason"`
+		}
+		var fields struct {
+			Errors []FieldError `json:"errors"`
+		}
+		if json.Unmarshal(d, &reason) == nil { // each alone: a malformed one keeps the other
+			e.Reason = reason.Reason
+		}
+		if json.Unmarshal(d, &fields) == nil {
+			e.Errors = fields.Errors
 		}
 	}
 	return e

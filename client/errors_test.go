@@ -50,6 +50,21 @@ func TestDecodeError(t *testing.T) {
 			sentinel: ErrUnavailable, notMatched: ErrConflict,
 		},
 		{
+			name:     "a proxy's bare 404 with a request id header",
+			status:   404,
+			header:   http.Header{"X-Request-Id": {"req_hdr"}},
+			body:     ``,
+			want:     APIError{StatusCode: 404, Message: "Not Found", RequestID: "req_hdr"},
+			sentinel: ErrNotFound, notMatched: ErrUnauthorized,
+		},
+		{
+			name:     "malformed details.errors keeps the reason",
+			status:   400,
+			body:     `{"code":"VALIDATION_ERROR","message":"m","requestId":"r","retryable":false,"details":{"reason":"x","errors":"oops"}}`,
+			want:     APIError{StatusCode: 400, Code: CodeValidation, Message: "m", RequestID: "r", Reason: "x"},
+			sentinel: ErrValidation, notMatched: ErrNotFound,
+		},
+		{
 			name:     "not an envelope",
 			status:   502,
 			body:     `<html>bad gateway</html>`,

@@ -38,9 +38,12 @@ func (c *Client) Export(ctx context.Context, fn func(*ExportLine) error) error {
 	if err != nil {
 		return err
 	}
-	defer drain(resp.Body)
+	// Closed unread: a caller that stops early must not wait for more of
+	// the stream (the connection is not reused then).
+	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), maxExportLine)
+	sc.Split(wholeLines)
 	n := 0
 	for sc.Scan() {
 		b := bytes.TrimSpace(sc.Bytes())
@@ -60,6 +63,26 @@ func (c *Client) Export(ctx context.Context, fn func(*ExportLine) error) error {
 		return c.c.transportErr(r, fmt.Errorf("export cut after %d lines: %w", n, err))
 	}
 	return nil
+}
+
+// errCutMidLine is a stream that ended inside a line.
+var errCutMidLine = errors.New("the stream ended inside a line")
+
+// wholeLines splits a stream into its lines and refuses a last one without
+// its newline: the stream was cut there (the server ends every line). A
+// failed read (a cancelled context, a reset) keeps its own error: the
+// scanner reports the first.
+func wholeLines(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i], nil
+	}
+	if atEOF && len(bytes.TrimSpace(data)) > 0 {
+		return 0, nil, errCutMidLine
+	}
+	if atEOF {
+		return len(data), nil, nil
+	}
+	return 0, nil, nil
 }
 
 // ExportLines is Export as an iterator. Breaking out of the loop ends the
