@@ -77,8 +77,8 @@ cluster: build
 	  fresh=; [ -f $$dir/raft/group-0/raft.db ] || fresh=1; \
 	  join=""; [ $$i -gt 1 ] && join="--join 127.0.0.1:9201"; \
 	  cmd="./$(BIN) serve --data-dir $$dir --http-addr 127.0.0.1:900$$i --raft-addr 127.0.0.1:910$$i --gossip-addr 127.0.0.1:920$$i --chat-addr 127.0.0.1:930$$i --admin-token $(CLUSTER_TOKEN) $$join $(CLUSTER_FLAGS)"; \
-	  echo "n$$i: HEBB_BOOTSTRAP_API_KEY=$(CLUSTER_KEY) HEBB_VAULT_KEY=$(CLUSTER_VAULT) $$cmd > $$dir/hebb.log 2>&1 &"; \
-	  HEBB_BOOTSTRAP_API_KEY=$(CLUSTER_KEY) HEBB_VAULT_KEY=$(CLUSTER_VAULT) nohup $$cmd > $$dir/hebb.log 2>&1 & echo $$! > $$dir/pid; \
+	  echo "n$$i: HEBB_BOOTSTRAP_API_KEY=$(CLUSTER_KEY) HEBB_VAULT_KEY=$(CLUSTER_VAULT) $$cmd >> $$dir/hebb.log 2>&1 &"; \
+	  HEBB_BOOTSTRAP_API_KEY=$(CLUSTER_KEY) HEBB_VAULT_KEY=$(CLUSTER_VAULT) nohup $$cmd >> $$dir/hebb.log 2>&1 & echo $$! > $$dir/pid; \
 	  if [ $$i = 1 ] && [ -n "$$fresh" ]; then $(MAKE) -s --no-print-directory cluster-wait NODES=1 || exit 1; fi; \
 	done
 	@$(MAKE) -s --no-print-directory cluster-wait NODES="1 2 3"

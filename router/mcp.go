@@ -1,6 +1,7 @@
 package router
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -111,6 +112,10 @@ func (s *Server) mcpPost(c *call) error {
 	std, cancel := context.WithTimeout(context.WithValue(context.Background(), mcpIdentityKey{}, id), mcpTimeout)
 	defer cancel()
 	serveStd(c.ctx, s.tools.mcp, std)
+	if r := &c.ctx.Response; r.StatusCode() == fasthttp.StatusBadRequest && bytes.HasPrefix(r.Header.ContentType(), []byte("text/plain")) {
+		r.SetBody(mcptools.FromSDKText(string(r.Body()), c.ctx.PostBody()))
+		r.Header.SetContentType("application/json")
+	}
 	return nil
 }
 

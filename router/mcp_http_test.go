@@ -531,7 +531,10 @@ func TestMCPRemoteScopesAndKeys(t *testing.T) {
 	}{
 		`{bad`: {-32700, nil}, `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`: {-32600, nil},
 		`{"jsonrpc":"2.0","id":7}`: {-32600, 7.0}, `{"jsonrpc":"1.0","id":"a","method":"ping"}`: {-32600, "a"},
-		`"ping"`: {-32600, nil},
+		`"ping"`: {-32600, nil}, `[]`: {-32600, nil}, `[1]`: {-32600, nil},
+		// Refused by the SDK in plain text: answered in JSON-RPC too.
+		`{"jsonrpc":"2.0","id":3,"method":"nope"}`:       {-32601, 3.0},
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call"}`: {-32602, 4.0},
 	} {
 		st, h, got := mcpRaw(t, ts.URL, ts.Key, body)
 		if st != 400 || h.Get("Content-Type") != "application/json" || got["jsonrpc"] != "2.0" ||

@@ -3,7 +3,11 @@ package shard
 import (
 	"context"
 	"log/slog"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -48,8 +52,76 @@ func (w hclogWriter) Write(p []byte) (int, error) {
 	if level == slog.LevelWarn && firstElection(line) {
 		level = slog.LevelInfo
 	}
+	key, repeats := peerFailure(line)
+	if repeats {
+		ok, left := peerLines.allow(key, time.Now())
+		if !ok {
+			return len(p), nil
+		}
+		if left > 0 {
+			line += " repeats_not_logged=" + strconv.Itoa(left)
+		}
+	}
 	w.log.Log(context.Background(), level, line)
 	return len(p), nil
+}
+
+// Raft's lines about a peer it cannot reach repeat for every group at every
+// heartbeat and retry: about 20 ERROR lines a second for one dead peer of
+// a three-node cluster. The first of each kind and peer is logged, then one
+// per peerLineEvery with the count of those left out.
+var (
+	peerFailureKinds = []string{"raft: failed to heartbeat to", "raft: failed to appendEntries to",
+		"raft: failed to make requestVote RPC", "raft: failed to contact", "raft: failed to decode incoming command"}
+	peerField = regexp.MustCompile(`(?:peer|target|server-id|remote-address)=("[^"]*"|\S+)`)
+	peerLines = &lineThrottle{every: peerLineEvery, seen: map[string]*throttled{}}
+)
+
+const peerLineEvery = 30 * time.Second
+
+// peerFailure reports whether line is one of those repeated lines, and its
+// kind and peer as the throttle's key.
+func peerFailure(line string) (key string, ok bool) {
+	for _, k := range peerFailureKinds {
+		if strings.HasPrefix(line, k) {
+			return k + " " + peerField.FindString(line), true
+		}
+	}
+	return "", false
+}
+
+// lineThrottle lets a key's line through once per every.
+type lineThrottle struct {
+	every time.Duration
+	mu    sync.Mutex
+	seen  map[string]*throttled
+}
+
+type throttled struct {
+	at   time.Time // when a line last went through
+	left int       // lines left out since
+}
+
+// allow reports whether the key's line goes through at now, and how many
+// were left out before it.
+func (t *lineThrottle) allow(key string, now time.Time) (bool, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.seen[key]
+	if s == nil {
+		if len(t.seen) > 4096 { // peers come and go: forget them all rather than grow
+			clear(t.seen)
+		}
+		t.seen[key] = &throttled{at: now}
+		return true, 0
+	}
+	if now.Sub(s.at) < t.every {
+		s.left++
+		return false, 0
+	}
+	left := s.left
+	s.at, s.left = now, 0
+	return true, left
 }
 
 // firstElection reports whether line is raft's warning that it starts an

@@ -24,7 +24,8 @@ import (
 //
 // Without a cursor the stream starts at the room's current head; with one
 // it first replays every event after it. Close codes: 4001 the session the
-// token was issued to ended (sign-out; checked at each idle ping), 4003 the
+// token was issued to ended (sign-out; checked before each send and at
+// each idle ping), 4003 the
 // user left or was removed, 4004 the room was deleted, 1001 the server is
 // stopping,
 // 1013 the room cannot be followed from this node for now (reconnect).
@@ -95,7 +96,7 @@ func (s *Server) realtime(ctx *fasthttp.RequestCtx) {
 		if hasCursor {
 			start = cursor
 		}
-		st := &stream{s: s, src: src, room: room, userID: user.ID, ids: c.ids, after: start, head: view.Head, claims: claims, checked: time.Now()}
+		st := &stream{s: s, src: src, room: room, userID: user.ID, ids: c.ids, after: start, head: view.Head, claims: claims}
 		if err := upgrader.Upgrade(ctx, st.run); err != nil {
 			s.log.Debug("websocket upgrade", "err", err)
 		}
@@ -134,16 +135,15 @@ func (w *wsConn) retire() { w.once.Do(func() {}) }
 
 // stream is one connection's position in one room.
 type stream struct {
-	s       *Server
-	src     eventSource
-	conn    *wsConn
-	room    string
-	userID  string
-	ids     []string
-	after   uint64 // the last event sent
-	head    uint64 // the head when the connection was accepted
-	claims  realtimeClaims
-	checked time.Time // when signedIn last asked
+	s      *Server
+	src    eventSource
+	conn   *wsConn
+	room   string
+	userID string
+	ids    []string
+	after  uint64 // the last event sent
+	head   uint64 // the head when the connection was accepted
+	claims realtimeClaims
 }
 
 func (st *stream) run(ws *websocket.Conn) {
@@ -195,15 +195,17 @@ func (st *stream) close(code int, text string) {
 // loop sends the events after st.after as they commit.
 func (st *stream) loop(ctx context.Context) {
 	for {
-		if !st.signedIn() {
-			st.close(closeSignedOut, "signed out")
-			return
-		}
 		feed, err := st.src.next(ctx, st.room, st.after)
 		if err != nil {
 			if ctx.Err() == nil {
 				st.close(websocket.CloseTryAgainLater, "reconnect")
 			}
+			return
+		}
+		// Before anything is sent: nothing committed after a sign-out
+		// reaches the signed-out session (a local read of the meta state).
+		if !st.s.b.Meta().ChatSessionLive(st.claims.Sub, st.claims.Sid, time.Now()) {
+			st.close(closeSignedOut, "signed out")
 			return
 		}
 		if feed.Missed {
@@ -227,17 +229,6 @@ func (st *stream) loop(ctx context.Context) {
 			return
 		}
 	}
-}
-
-// signedIn reports whether the token's session is still signed in, asking
-// the meta state at most once per realtimeIdle.
-func (st *stream) signedIn() bool {
-	now := time.Now()
-	if now.Sub(st.checked) < realtimeIdle {
-		return true
-	}
-	st.checked = now
-	return st.s.b.Meta().ChatSessionLive(st.claims.Sub, st.claims.Sid, now)
 }
 
 // sendAll sends events in order; done when the stream has to end (this

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -26,10 +27,19 @@ func Refusal(msg []byte, batches bool) []byte {
 		return errorResponse(nil, jsonrpc.CodeParseError, "Parse error", "the message is not valid JSON")
 	}
 	if msg[0] == '[' {
-		if batches {
-			return nil
+		if !batches {
+			return errorResponse(nil, jsonrpc.CodeInvalidRequest, "Invalid Request", "batches are not supported")
 		}
-		return errorResponse(nil, jsonrpc.CodeInvalidRequest, "Invalid Request", "batches are not supported")
+		var items []json.RawMessage
+		if json.Unmarshal(msg, &items) != nil || len(items) == 0 {
+			return errorResponse(nil, jsonrpc.CodeInvalidRequest, "Invalid Request", "a batch holds one message or more")
+		}
+		for _, it := range items {
+			if Refusal(it, false) != nil {
+				return errorResponse(nil, jsonrpc.CodeInvalidRequest, "Invalid Request", "a message of the batch is not valid")
+			}
+		}
+		return nil
 	}
 	var m struct {
 		Version *string         `json:"jsonrpc"`
@@ -58,6 +68,22 @@ func Refusal(msg []byte, batches bool) []byte {
 		return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", "the message cannot be decoded")
 	}
 	return nil
+}
+
+// FromSDKText turns the plain-text 400 the SDK's HTTP handler answers a
+// message it refuses (an unknown method, missing params) into the JSON-RPC
+// error response to msg: -32601 for an unknown method, -32602 for missing
+// or bad params, else -32600. The SDK's text is not passed on: it can name
+// the SDK's Go types.
+func FromSDKText(text string, msg []byte) []byte {
+	id := IDOf(bytes.TrimSpace(msg))
+	switch {
+	case strings.Contains(text, "not handled") || strings.Contains(text, "unsupported"):
+		return errorResponse(id, jsonrpc.CodeMethodNotFound, "Method not found", "the server has no such method")
+	case strings.Contains(text, "params"):
+		return errorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params", "the method's params are missing or not valid")
+	}
+	return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", "the message was refused")
 }
 
 // TooLarge is the error response to a message over limit bytes, which a
