@@ -17,8 +17,28 @@ func (f *FSM) applyDeleteAtom(c *DeleteAtomCmd) *DeleteAtomResult {
 	}
 	left := hiddenPredecessors(t, a)
 	destroyed := len(a.Supersedes) > 0 || a.Superseded()
+	if a.Type == Prototype {
+		releaseMembers(t, a)
+	}
 	t.remove(a, f.dim)
 	return &DeleteAtomResult{Deleted: 1, PredecessorsLeftHidden: left, HistoryDestroyed: destroyed}
+}
+
+// releaseMembers makes the episodes a prototype absorbed searchable again
+// when the prototype goes: only its row is removed (interface §4.7), and
+// its members, hidden from search because it stood for them, would have
+// stayed hidden for good (no read saw them, consolidation skipped them, and
+// the write gate refused their content again). They are in its domain.
+func releaseMembers(t *tenant, p *Atom) {
+	d := t.domains[p.Domain]
+	if d == nil {
+		return
+	}
+	for _, a := range d.rows {
+		if a.MergedInto == p.ID {
+			a.MergedInto = ID{}
+		}
+	}
 }
 
 // hiddenPredecessors lists the atoms a replaced that still point at a: once a

@@ -13,6 +13,17 @@ func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 	}
 	outcome := clamp(c.Outcome, -1, 1)
 	touched := make(map[*edgeRec]bool)
+	// One step per concept pair per feedback: edges are undirected, and a
+	// pair named on both sides (music–xylophone and xylophone–music), or
+	// by two of the atoms, was stepped once for each.
+	stepped := make(map[[2]string]bool)
+	// concepts are reinforced with the query's concepts, or, without
+	// query_concepts, with the atoms' concepts and each other (§4.6
+	// "Concepts to reinforce": alone they reinforced nothing).
+	with := c.QueryConcepts
+	if len(with) == 0 {
+		with = c.Concepts
+	}
 	sum := 0.0
 	seen := make(map[ID]bool, len(c.IDs))
 	for _, id := range c.IDs {
@@ -27,7 +38,12 @@ func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 		sum += a.Valence
 		eta := feedbackEta * abs(outcome)
 		for _, ac := range union(a.Concepts, c.Concepts) {
-			for _, qc := range c.QueryConcepts {
+			for _, qc := range with {
+				pair := [2]string{min(ac, qc), max(ac, qc)}
+				if stepped[pair] {
+					continue
+				}
+				stepped[pair] = true
 				if e := t.edges.touch(ac, qc, eta, outcome, true, c.At); e != nil {
 					touched[e] = true
 				}

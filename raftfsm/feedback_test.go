@@ -105,3 +105,75 @@ func TestWithinAtomEdgesCapped(t *testing.T) {
 		t.Fatalf("within-atom edge %+v", e)
 	}
 }
+
+// A pair named on both sides of a feedback (music–xylophone and
+// xylophone–music) takes one step, as a pair named once does: edges are
+// undirected.
+func TestFeedbackStepsEachPairOnce(t *testing.T) {
+	weight := func(query ...string) (float64, int64) {
+		x := newFixture(t)
+		a := x.put("xylophone lessons in the music wing", "d", oneHot(0), "xylophone", "music")
+		if r := x.feedback(1, []ID{a}, query...); r.CoactivationEdges != 1 {
+			t.Fatalf("query %v: %d edges touched, want 1", query, r.CoactivationEdges)
+		}
+		x.f.mu.RLock()
+		defer x.f.mu.RUnlock()
+		e := x.f.tenants[x.tenant].edges.get("music", "xylophone")
+		return e.Weight, e.Count
+	}
+	once, n1 := weight("xylophone")
+	both, n2 := weight("xylophone", "music")
+	if !near(once, both) || n1 != 2 || n2 != 2 {
+		t.Fatalf("one side: weight %v count %d; both sides: weight %v count %d", once, n1, both, n2)
+	}
+}
+
+// concepts alone (no query_concepts) are reinforced with the atoms'
+// concepts and each other: alone they used to reinforce nothing.
+func TestFeedbackConceptsAlone(t *testing.T) {
+	x := newFixture(t)
+	a := x.put("rehearsal notes", "d", oneHot(0), "rehearsal")
+	_, at := x.next()
+	r := x.apply(&FeedbackCmd{Tenant: x.tenant, IDs: []ID{a}, Outcome: 1, Concepts: []string{"orchestra"}, At: at}).(*FeedbackResult)
+	x.f.mu.RLock()
+	e := x.f.tenants[x.tenant].edges.get("orchestra", "rehearsal")
+	x.f.mu.RUnlock()
+	if r.CoactivationEdges != 1 || e == nil || e.Weight <= 0 {
+		t.Fatalf("feedback with concepts only: %+v, edge %+v", r, e)
+	}
+}
+
+// Deleting a prototype removes its row only: the episodes it stood for are
+// found again, and consolidation can group them again.
+func TestDeletePrototypeReleasesMembers(t *testing.T) {
+	x := newFixture(t)
+	a := x.put("invoices need the finance lead", "inv", oneHot(0))
+	b := x.put("invoices need the finance lead.", "inv", mix(0, 1, 0.97))
+	consolidate := func() *ConsolidateResult {
+		_, at := x.next()
+		return x.apply(&ConsolidateCmd{Tenant: x.tenant, Domain: "inv", At: at, BaseID: mkID(900 + int(at%50))}).(*ConsolidateResult)
+	}
+	if r := consolidate(); r.PrototypesCreated != 1 {
+		t.Fatalf("consolidation: %+v", r)
+	}
+	proto := x.get(a).MergedInto
+	found := func() map[ID]bool {
+		out := map[ID]bool{}
+		for _, id := range itemIDs(x.read(ReadRequest{Vector: oneHot(0), TopK: 10, MinRelevance: -1}).Items) {
+			out[id] = true
+		}
+		return out
+	}
+	if f := found(); !f[proto] || f[a] || f[b] {
+		t.Fatalf("after consolidation the search found %v", f)
+	}
+	if r := x.deleteAtom(proto); r.Deleted != 1 {
+		t.Fatalf("delete: %+v", r)
+	}
+	if f := found(); !f[a] || !f[b] {
+		t.Fatalf("after the prototype's delete the search found %v", f)
+	}
+	if r := consolidate(); r.AtomsBefore != 2 || r.PrototypesCreated != 1 {
+		t.Fatalf("consolidation after the delete: %+v", r)
+	}
+}
