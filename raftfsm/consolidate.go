@@ -104,7 +104,9 @@ func (f *FSM) addPrototype(t *tenant, c *ConsolidateCmd, group []*Atom, n int) {
 	best := group[0]
 	var concepts []string
 	row := make([]float32, f.dim)
+	importance := 0.0 // the members' mean: a prototype is as novel as what it stands for
 	for _, a := range group {
+		importance += a.Importance
 		for i, x := range d.vecTo(a, f.dim, row) {
 			centroid[i] += x
 		}
@@ -120,7 +122,7 @@ func (f *FSM) addPrototype(t *tenant, c *ConsolidateCmd, group []*Atom, n int) {
 	id := c.BaseID
 	binary.BigEndian.PutUint32(id[12:], binary.BigEndian.Uint32(id[12:])+uint32(n))
 	p := f.newAtom(t, &WriteItem{ID: id, CreatedAt: c.At, Content: best.Content, Concepts: concepts,
-		Domain: c.Domain, Type: Prototype}, 0, nil)
+		Domain: c.Domain, Type: Prototype}, importance/float64(len(group)), nil)
 	t.insert(p, centroid)
 	for _, a := range group {
 		a.MergedInto = p.ID

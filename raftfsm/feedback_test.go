@@ -157,6 +157,9 @@ func TestDeletePrototypeReleasesMembers(t *testing.T) {
 		t.Fatalf("consolidation: %+v", r)
 	}
 	proto := x.get(a).MergedInto
+	if p, want := x.get(proto), (x.get(a).Importance+x.get(b).Importance)/2; !near(p.Importance, want) || want == 0 {
+		t.Errorf("prototype importance %v, want the members' mean %v", p.Importance, want)
+	}
 	found := func() map[ID]bool {
 		out := map[ID]bool{}
 		for _, id := range itemIDs(x.read(ReadRequest{Vector: oneHot(0), TopK: 10, MinRelevance: -1}).Items) {
