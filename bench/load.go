@@ -129,6 +129,9 @@ type phase struct {
 	end   time.Time
 	next  atomic.Uint64 // next open-loop slot
 	sent  atomic.Int64
+	// interrupted: the context ended the phase before its duration (read after
+	// the workers are done).
+	interrupted bool
 }
 
 // RunLoad runs one phase of requests from gen through d and returns its
@@ -158,6 +161,7 @@ func RunLoad(ctx context.Context, d Doer, gen Generator, cfg LoadConfig) (*Phase
 	}
 	wg.Wait()
 	stop()
+	p.interrupted = ctx.Err() != nil
 	return p.result(), nil
 }
 
@@ -271,12 +275,23 @@ func (p *phase) result() *PhaseResult {
 		Sent: p.sent.Load(), Completed: completed, Errors: failed,
 		ErrorsByCode: p.rec.Errors(), Tags: p.rec.Tags(), Ops: p.rec.Ops(), Timeline: p.rec.Timeline(), rec: p.rec,
 	}
+	now := p.clk.Now()
+	el := max(now.Sub(p.start).Seconds(), 1e-9)
 	if p.cfg.Rate > 0 {
 		r.Mode, r.TargetRate = ModeOpen, p.cfg.Rate
-		r.Scheduled = int64(math.Ceil(p.cfg.Duration.Seconds() * p.cfg.Rate))
+		// The slots due: the whole --duration, or up to an interruption.
+		// Throughput is over that time at least: the last answer can come
+		// up to a slot before the end (at 0.5/s, 2 s early: the rate read
+		// twice the target).
+		due := p.end
+		if p.interrupted && now.Before(due) {
+			due = now
+		}
+		ran := due.Sub(p.start).Seconds()
+		r.Scheduled = int64(math.Ceil(ran * p.cfg.Rate))
 		r.Missed = max(r.Scheduled-r.Sent, 0)
+		el = max(el, ran)
 	}
-	el := max(p.clk.Now().Sub(p.start).Seconds(), 1e-9)
 	r.DurationS = el
 	r.Throughput = float64(completed) / el
 	r.OKPerS = float64(completed-failed) / el

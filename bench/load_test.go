@@ -81,17 +81,19 @@ func TestCoordinatedOmission(t *testing.T) {
 		latMean     float64
 		serviceMax  float64
 		timelineLen int
+		throughput  float64 // per s, over the whole --duration
 	}{
 		// Slots every 10 ms, 100 ms each: sends at 0, 100, ..., 900 ms;
 		// request k is intended at 10k ms and done at 100(k+1) ms.
 		{name: "overloaded", rate: 100, service: 100 * time.Millisecond, sent: 10, missed: 90,
-			latP50: 100 + 90*4, latMax: 100 + 90*9, latMean: 100 + 90*4.5, serviceMax: 100, timelineLen: 2},
-		// Slots every 200 ms, 100 ms each: never late.
+			latP50: 100 + 90*4, latMax: 100 + 90*9, latMean: 100 + 90*4.5, serviceMax: 100, timelineLen: 2, throughput: 10},
+		// Slots every 200 ms, 100 ms each: never late. The last answer
+		// comes at 900 ms; the rate is over the second (5/s, not 5.56).
 		{name: "keeps up", rate: 5, service: 100 * time.Millisecond, sent: 5, missed: 0,
-			latP50: 100, latMax: 100, latMean: 100, serviceMax: 100, timelineLen: 1},
+			latP50: 100, latMax: 100, latMean: 100, serviceMax: 100, timelineLen: 1, throughput: 5},
 		// Closed loop: latency is service time.
 		{name: "closed loop", rate: 0, service: 100 * time.Millisecond, sent: 10, missed: 0,
-			latP50: 100, latMax: 100, latMean: 100, serviceMax: 100, timelineLen: 2},
+			latP50: 100, latMax: 100, latMean: 100, serviceMax: 100, timelineLen: 2, throughput: 10},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,6 +123,9 @@ func TestCoordinatedOmission(t *testing.T) {
 				if !near(c.got, c.want) {
 					t.Errorf("%s = %.3f ms, want %.3f", c.what, c.got, c.want)
 				}
+			}
+			if !near(res.Throughput, tc.throughput) {
+				t.Errorf("throughput %.3f/s, want %.3f", res.Throughput, tc.throughput)
 			}
 			if len(res.Timeline) != tc.timelineLen {
 				t.Errorf("timeline has %d seconds, want %d: %+v", len(res.Timeline), tc.timelineLen, res.Timeline)
@@ -162,8 +167,8 @@ func TestRunLoadCountsErrorsAndTags(t *testing.T) {
 	if res.Tags["even"] != 25 {
 		t.Errorf("tag even = %d, want 25", res.Tags["even"])
 	}
-	// The last answer arrives at 990 ms.
-	if want := 38 / 0.99; !near(res.OKPerS, want) {
+	// Over the whole second (the last answer arrives at 990 ms).
+	if want := 38.0; !near(res.OKPerS, want) {
 		t.Errorf("ok/s = %.2f, want %.2f", res.OKPerS, want)
 	}
 }

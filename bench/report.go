@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -164,8 +165,18 @@ func (r *Report) Write(dir string) (jsonPath, pngPath string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("cannot encode the report: %w", err)
 	}
+	// Never over an earlier report: two runs started in the same second
+	// (a short kernels run, a script) take -2, -3, ...
+	f, stem, err := createNew(stem, ".json")
+	if err != nil {
+		return "", "", fmt.Errorf("cannot write the report: %w", err)
+	}
 	jsonPath = stem + ".json"
-	if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return "", "", fmt.Errorf("cannot write the report: %w", err)
 	}
 	if len(r.Phases) == 0 {
@@ -176,6 +187,24 @@ func (r *Report) Write(dir string) (jsonPath, pngPath string, err error) {
 		return jsonPath, "", err
 	}
 	return jsonPath, pngPath, nil
+}
+
+// createNew creates stem+ext, or stem-2+ext, stem-3+ext, ... when taken,
+// and returns the file and the stem it used.
+func createNew(stem, ext string) (*os.File, string, error) {
+	for i := 1; ; i++ {
+		s := stem
+		if i > 1 {
+			s = fmt.Sprintf("%s-%d", stem, i)
+		}
+		f, err := os.OpenFile(s+ext, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			return f, s, nil
+		}
+		if !errors.Is(err, os.ErrExist) || i >= 1000 {
+			return nil, "", err
+		}
+	}
 }
 
 func (r *Report) title() string {
@@ -204,7 +233,7 @@ func (r *Report) Summary(w io.Writer) {
 	for _, ph := range r.Phases {
 		rate := "closed loop"
 		if ph.Mode == ModeOpen {
-			rate = fmt.Sprintf("open loop %.0f/s", ph.TargetRate)
+			rate = fmt.Sprintf("open loop %g/s", ph.TargetRate)
 		}
 		fmt.Fprintf(w, "phase    %s: %s, %d workers, %.1fs: %d done, %.1f/s, %d errors %v, %d missed, tags %v\n",
 			ph.Name, rate, ph.Concurrency, ph.DurationS, ph.Completed, ph.Throughput, ph.Errors, ph.ErrorsByCode, ph.Missed, ph.Tags)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,14 @@ func TestReportWrite(t *testing.T) {
 			}
 			if want := filepath.Join(dir, tc.report.Workload+"-20260102T030405Z.json"); jsonPath != want {
 				t.Errorf("json path %s, want %s", jsonPath, want)
+			}
+			// A second report of the same second does not overwrite the first.
+			again, againPNG, err := tc.report.Write(dir)
+			if want := filepath.Join(dir, tc.report.Workload+"-20260102T030405Z-2.json"); err != nil || again != want {
+				t.Errorf("second report at %s (%v), want %s", again, err, want)
+			}
+			if tc.wantPNG && againPNG != strings.TrimSuffix(again, ".json")+".png" {
+				t.Errorf("second plot at %s", againPNG)
 			}
 			raw, err := os.ReadFile(jsonPath)
 			if err != nil {
@@ -179,5 +188,18 @@ func TestGitInfoStamped(t *testing.T) {
 	buildCommit = ""
 	if g := gitInfo(); g.Commit == "" {
 		t.Fatalf("unstamped build: empty commit, want git's, the build information's or %q", "unknown")
+	}
+}
+
+// A phase whose requests mostly failed is no measurement: the run says so.
+func TestMostFailed(t *testing.T) {
+	ok := &Report{Phases: []*PhaseResult{{Name: "search", Completed: 100, Errors: 50}}}
+	if err := ok.mostFailed(); err != nil {
+		t.Errorf("half failed: %v", err)
+	}
+	bad := &Report{Phases: []*PhaseResult{{Name: "search", Completed: 13606, Errors: 13600,
+		ErrorsByCode: map[string]int64{"429": 13600}}}}
+	if err := bad.mostFailed(); !errors.Is(err, ErrMostFailed) || !strings.Contains(err.Error(), "429") {
+		t.Errorf("13600 of 13606 failed: %v", err)
 	}
 }

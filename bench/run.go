@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -110,7 +111,22 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		rep.Kernels = k
 	}
-	return rep, nil
+	return rep, rep.mostFailed()
+}
+
+// ErrMostFailed is a run in which a phase's requests mostly failed: its
+// latencies are the failures' (a 429 answers in 0.1 ms), not the server's
+// work, so the run is not a measurement.
+var ErrMostFailed = errors.New("most requests failed")
+
+func (r *Report) mostFailed() error {
+	for _, p := range r.Phases {
+		if p.Completed > 0 && p.Errors*2 > p.Completed {
+			return fmt.Errorf("%w in phase %s: %d of %d (%v); its figures are the failures', not the server's",
+				ErrMostFailed, p.Name, p.Errors, p.Completed, p.ErrorsByCode)
+		}
+	}
+	return nil
 }
 
 func progress(w io.Writer) io.Writer {

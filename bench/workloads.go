@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,7 +22,7 @@ func (t *target) populate(ctx context.Context, keys []string, streams []uint64, 
 
 func (t *target) phase(ctx context.Context, name string, gen Generator) error {
 	rate := t.cfg.Rate
-	desc := fmt.Sprintf("%.0f/s open loop", rate)
+	desc := fmt.Sprintf("%g/s open loop", rate)
 	if rate == 0 {
 		desc = "closed loop"
 	}
@@ -99,7 +100,12 @@ func mixOp(rng *rand.Rand) string {
 // mixedRequest is request i of a mixed load on one tenant whose populated
 // atoms are the first n of stream; writes continue the write stream at
 // base + i.
-func (t *target) mixedRequest(rng *rand.Rand, i uint64, key string, stream, n, base uint64, pool *idPool) Request {
+// mixedRequest is request i of a mixed phase. Its writes take the write
+// stream's items base, base+1, ... in the order they are made (writes
+// counts them), so that the next run, starting at the tenant's atom count,
+// writes new texts: indexing them by i (every request) left gaps the next
+// run's writes fell into, duplicates the gate refused.
+func (t *target) mixedRequest(rng *rand.Rand, i uint64, key string, stream, n, base uint64, writes *atomic.Uint64, pool *idPool) Request {
 	op := mixOp(rng)
 	if op == OpFeedback {
 		ids := pool.pick(rng, 1+rng.IntN(3))
@@ -111,7 +117,8 @@ func (t *target) mixedRequest(rng *rand.Rand, i uint64, key string, stream, n, b
 	}
 	switch op {
 	case OpWrite:
-		return writeRequest(key, t.gen.items(StreamWrite, base+i, base+i+1)[0], pool)
+		w := base + writes.Add(1) - 1
+		return writeRequest(key, t.gen.items(StreamWrite, w, w+1)[0], pool)
 	case OpRecent:
 		return recentRequest(key)
 	}
@@ -129,8 +136,9 @@ func (t *target) mixed(ctx context.Context) error {
 		return err
 	}
 	n := uint64(max(size, 1))
+	var writes atomic.Uint64
 	return t.phase(ctx, WorkloadMixed, func(i uint64) Request {
-		return t.mixedRequest(t.reqRNG(i), i, t.key, StreamPopulate, n, base, pool)
+		return t.mixedRequest(t.reqRNG(i), i, t.key, StreamPopulate, n, base, &writes, pool)
 	})
 }
 
@@ -162,11 +170,12 @@ func (t *target) tenants(ctx context.Context) error {
 	if err := t.populate(ctx, keys, streams, per, nil); err != nil {
 		return err
 	}
+	writes := make([]atomic.Uint64, n)
 	return t.phase(ctx, WorkloadTenants, func(i uint64) Request {
 		rng := t.reqRNG(i)
 		k := rng.IntN(n)
 		// Writes of tenant k start after its populated atoms.
-		return t.mixedRequest(rng, i, keys[k], streams[k], uint64(per), uint64(per), pools[k])
+		return t.mixedRequest(rng, i, keys[k], streams[k], uint64(per), uint64(per), &writes[k], pools[k])
 	})
 }
 
