@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -39,11 +40,23 @@ func (b readyBody) failing() string {
 	return "failing checks: " + strings.Join(names, ", ")
 }
 
-// ready asks /health/ready once.
-func ready(api *API) (readyBody, error) {
-	var body readyBody
-	err := api.Call("GET", "/health/ready", "", nil, &body)
-	return body, err
+// ready asks /health/ready once; permanent is set for an answer that
+// waiting will not change: a 4xx (the URL is no hebb node, or a path
+// before /api/v1 is wrong), which a ready server never gives.
+func ready(api *API) (body readyBody, permanent bool, err error) {
+	status, raw, err := api.do(&Request{Method: "GET", Path: "/health/ready"}, true)
+	switch {
+	case err != nil:
+		return body, false, fmt.Errorf("cannot call GET /health/ready: %w", err)
+	case status >= 400 && status < 500 && status != 408 && status != 429:
+		return body, true, fmt.Errorf("GET /health/ready: %w %d: %s", ErrStatus, status, truncate(raw, 300))
+	case status < 200 || status > 299:
+		return body, false, fmt.Errorf("GET /health/ready: %w %d: %s", ErrStatus, status, truncate(raw, 300))
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return body, false, fmt.Errorf("cannot decode GET /health/ready: %w", err)
+	}
+	return body, false, nil
 }
 
 // awaitReady polls /health/ready until its body reports ready, for up to
@@ -54,10 +67,12 @@ func awaitReady(ctx context.Context, api *API, limit time.Duration, notReady fun
 	deadline := time.Now().Add(limit)
 	last := "no answer"
 	for {
-		body, err := ready(api)
+		body, permanent, err := ready(api)
 		switch {
 		case err == nil && body.Ready:
 			return nil
+		case permanent:
+			return fmt.Errorf("%w: %v", ErrNotReady, err)
 		case err == nil:
 			last = body.failing()
 		default:

@@ -80,3 +80,22 @@ func TestAwaitReadyGivesUp(t *testing.T) {
 		t.Fatalf("dead server: %v", err)
 	}
 }
+
+// A URL whose /health/ready answers 404 is no hebb node (or a wrong path):
+// waiting cannot change that, so the run ends at once, saying so.
+func TestAwaitReadyFailsFastOn4xx(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }))
+	t.Cleanup(s.Close)
+	api, err := NewAPI(s.URL, "", 1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	err = awaitReady(context.Background(), api, time.Minute, nil)
+	if !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("a 404 readiness: %v", err)
+	}
+	if d := time.Since(began); d > 30*time.Second { // a hang guard: the limit is a minute
+		t.Errorf("gave up after %v", d)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 )
 
@@ -141,17 +142,34 @@ func (c *Config) check() error {
 	for _, w := range Workloads {
 		known = known || w.Name == c.Workload
 	}
-	switch {
-	case !known:
+	if !known {
 		return fmt.Errorf("%w %q", ErrUnknownWorkload, c.Workload)
-	case c.Rate < 0 || c.Duration <= 0 || c.Concurrency < 1 || c.Size < 0 || c.Batch < 1 || c.Batch > 500 || c.Tenants < 1 || c.Domains < 0:
-		return fmt.Errorf("%w: need --rate >= 0, --duration > 0, --concurrency >= 1, --size >= 0, --batch 1..500, --tenants >= 1",
-			ErrBadConfig)
-	case c.Workload == WorkloadTenants && c.Size < c.Tenants:
-		return fmt.Errorf("%w: --size (atoms over all tenants) must be at least --tenants", ErrBadConfig)
+	}
+	// Each bad value named, before anything runs (a NaN rate was refused
+	// only after the tenant was populated).
+	for _, b := range []struct {
+		bad  bool
+		flag string
+	}{
+		{!(c.Rate >= 0) || math.IsInf(c.Rate, 0) || (c.Rate > 0 && c.Rate < minRate), fmt.Sprintf("--rate must be 0 (closed loop) or %g to a finite number per second", minRate)},
+		{c.Duration <= 0, "--duration must be positive"},
+		{c.Concurrency < 1, "--concurrency must be at least 1"},
+		{c.Size < 0, "--size must be 0 or more"},
+		{c.Batch < 1 || c.Batch > 500, "--batch must be 1 to 500"},
+		{c.Tenants < 1, "--tenants must be at least 1"},
+		{c.Domains < 0, "--domains must be 0 or more"},
+		{c.Workload == WorkloadTenants && c.Size < c.Tenants, "--size (atoms over all tenants) must be at least --tenants"},
+	} {
+		if b.bad {
+			return fmt.Errorf("%w: %s", ErrBadConfig, b.flag)
+		}
 	}
 	return nil
 }
+
+// minRate is the slowest open loop: one request in ~3 hours (slower rates
+// overflowed the slot times).
+const minRate = 1e-4
 
 func (c *Config) reportConfig() ReportConfig {
 	rc := ReportConfig{URL: c.URL, Rate: c.Rate, DurationS: c.Duration.Seconds(), Concurrency: c.Concurrency,

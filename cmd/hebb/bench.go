@@ -28,6 +28,9 @@ func benchCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := writableDir(cfg.Out); err != nil { // before the run, not after it
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := bench.Run(ctx, cfg)
@@ -50,6 +53,10 @@ func benchCmd(args []string) error {
 func benchConfig(args []string) (bench.Config, error) {
 	cfg := bench.DefaultConfig()
 	fs := benchFlags(&cfg)
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprint(os.Stderr, benchUsage(fs))
+		return cfg, flag.ErrHelp
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		return cfg, errors.New(benchUsage(fs))
 	}
@@ -126,4 +133,18 @@ func redactSecrets(args []string) []string {
 		}
 	}
 	return out
+}
+
+// writableDir makes dir and checks that a report can be written in it.
+func writableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return fmt.Errorf("--out %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	_ = f.Close()
+	return os.Remove(name)
 }
