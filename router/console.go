@@ -23,6 +23,7 @@ const consoleTimeout = 45 * time.Second
 type consoleSurface struct {
 	c    *console.Console
 	uses *keyUses
+	h    fasthttp.RequestHandler // the console's handler (nil without a console)
 }
 
 // consoleRoutes mounts the console under /console and the operator's user
@@ -45,6 +46,7 @@ func (s *Server) consoleRoutes(r *frouter.Router) {
 		defer cancel()
 		serveStd(ctx, c.Handler(), std)
 	}
+	s.console.h = h
 	r.ANY(console.Base, h)
 	r.ANY(console.Base+"/{path:*}", h)
 	r.POST("/admin/v1/users", s.admin(s.adminCreateUser))

@@ -141,3 +141,21 @@ func rawRequest(t *testing.T, ts *testServer, head string) resp {
 	_ = json.Unmarshal(raw, &out.Body)
 	return out
 }
+
+// The console answers at /console/ as at /console (the REST router's JSON
+// 404 answered the trailing slash).
+func TestConsoleTrailingSlash(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, p := range []string{"/console", "/console/"} {
+		res, err := noRedirect.Get(ts.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = res.Body.Close()
+		if ct := res.Header.Get("Content-Type"); res.StatusCode == 404 || strings.HasPrefix(ct, "application/json") {
+			t.Errorf("GET %s: %d %s, want the console", p, res.StatusCode, ct)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package router
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/raftfsm"
+	"github.com/hebbdb/hebb/router/console"
 	"github.com/hebbdb/hebb/router/embedder"
 	"github.com/hebbdb/hebb/router/vault"
 )
@@ -135,7 +137,16 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	r.HandleMethodNotAllowed = true
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
-	r.NotFound = s.plain(func(c *call) error { return notFound("Not found") })
+	notFoundJSON := s.plain(func(c *call) error { return notFound("Not found") })
+	r.NotFound = func(ctx *fasthttp.RequestCtx) {
+		// The router matches /console/<rest> but not a path ending in '/'
+		// (it would redirect, which is off): the console answers its own.
+		if s.console != nil && s.console.h != nil && bytes.HasPrefix(ctx.Path(), []byte(console.Base+"/")) {
+			s.console.h(ctx)
+			return
+		}
+		notFoundJSON(ctx)
+	}
 	r.MethodNotAllowed = s.plain(func(c *call) error {
 		return newError(405, codeMethod, "Method not allowed")
 	})
