@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -13,12 +12,7 @@ import (
 func TestBootstrapFinishesOnTheNextStart(t *testing.T) {
 	cfg := testConfig(t, "n1")
 	cfg.Groups = -1
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	if c, err := Start(ctx, cfg); !errors.Is(err, ErrInvalidCommand) {
-		if c != nil {
-			_ = c.Close()
-		}
+	if err := startRefused(t, cfg, "a cluster with --groups -1"); !errors.Is(err, ErrInvalidCommand) {
 		t.Fatalf("Start with --groups -1: %v, want ErrInvalidCommand", err)
 	}
 	if !HoldsState(cfg.DataDir) || !bootUnfinished(cfg.DataDir) {
@@ -47,14 +41,7 @@ func TestNodeIDKeptInTheDataDir(t *testing.T) {
 	c := startWith(t, cfg)
 	_ = c.Close()
 	cfg.NodeID = "second"
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	c2, err := Start(ctx, cfg)
-	if err == nil {
-		_ = c2.Close()
-		t.Fatal("a restart under another --node-id started")
-	}
-	if !strings.Contains(err.Error(), `belongs to node "first"`) {
+	if err := startRefused(t, cfg, "a restart under another --node-id"); !strings.Contains(err.Error(), `belongs to node "first"`) {
 		t.Errorf("error %v does not name the data dir's node", err)
 	}
 	cfg.NodeID = ""

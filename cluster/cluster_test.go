@@ -89,6 +89,20 @@ func startWith(t testing.TB, cfg Config) *Cluster {
 	return c
 }
 
+// startRefused starts cfg expecting a refusal and returns its error; a
+// node that starts is closed and fails the test (what names it).
+func startRefused(t testing.TB, cfg Config, what string) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	c, err := Start(ctx, cfg)
+	if err == nil {
+		_ = c.Close()
+		t.Fatalf("%s started", what)
+	}
+	return err
+}
+
 // kill stops c the way a crash does: no gossip leave, so the others see
 // the node fail rather than leave.
 func (c *Cluster) kill() {
@@ -324,12 +338,7 @@ func TestClusterLifecycle(t *testing.T) {
 
 	t.Run("a removed node restarted on its data dir refuses to start", func(t *testing.T) {
 		n4.kill()
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		defer cancel()
-		c, err := Start(ctx, cfg4)
-		if err == nil {
-			_ = c.Close()
-		}
+		err := startRefused(t, cfg4, "the drained n4")
 		if !errors.Is(err, ErrRemoved) || !strings.Contains(err.Error(), "--join") {
 			t.Fatalf("restarting the drained n4: %v, want ErrRemoved naming --join", err)
 		}
@@ -446,13 +455,7 @@ func TestEmbedderRecorded(t *testing.T) {
 		{"builtin", testDim * 2, "start with --embedder builtin"},
 	} {
 		cfg.Embedder, cfg.Dim = tc.embedder, tc.dim
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		c, err := Start(ctx, cfg)
-		cancel()
-		if err == nil {
-			_ = c.Close()
-			t.Fatalf("start with %s/%d over a builtin data dir succeeded", tc.embedder, tc.dim)
-		}
+		err := startRefused(t, cfg, fmt.Sprintf("a start with %s/%d over a builtin data dir", tc.embedder, tc.dim))
 		if !errors.Is(err, ErrEmbedderMismatch) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("start with %s/%d: %v, want ErrEmbedderMismatch saying %q", tc.embedder, tc.dim, err, tc.want)
 		}

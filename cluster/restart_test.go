@@ -131,13 +131,7 @@ func TestJoinWithAnotherEmbedder(t *testing.T) {
 	n1 := startWith(t, cfg)
 	joiner := testConfig(t, "n2", n1.self.GossipAddr)
 	joiner.Embedder = "hash"
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	c, err := Start(ctx, joiner)
-	if err == nil {
-		_ = c.Close()
-		t.Fatal("a node with the hash embedder joined a builtin/2 cluster")
-	}
+	err := startRefused(t, joiner, "a node with the hash embedder joining a builtin/2 cluster")
 	if !errors.Is(err, ErrEmbedderMismatch) || !strings.Contains(err.Error(), "start it with --embedder builtin") {
 		t.Errorf("join: %v, want ErrEmbedderMismatch naming --embedder builtin", err)
 	}
@@ -184,13 +178,7 @@ func TestDuplicateNodeID(t *testing.T) {
 	for gid := uint32(1); gid <= testGroups; gid++ {
 		waitVoters(t, nodes, gid, "n1", "n2")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	c, err := Start(ctx, testConfig(t, "n2", nodes[0].self.GossipAddr))
-	if err == nil {
-		_ = c.Close()
-		t.Fatal("a second n2 started beside the live one")
-	}
+	err := startRefused(t, testConfig(t, "n2", nodes[0].self.GossipAddr), "a second n2 beside the live one")
 	if !errors.Is(err, ErrDuplicateNode) || !strings.Contains(err.Error(), "empty --data-dir") {
 		t.Errorf("second n2: %v, want ErrDuplicateNode saying what to do", err)
 	}
@@ -237,13 +225,7 @@ func TestJoinSelf(t *testing.T) {
 	cfg := testConfig(t, "s1")
 	cfg.GossipAddr = freeLoopbackAddr(t)
 	cfg.Join = []string{cfg.GossipAddr}
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	c, err := Start(ctx, cfg)
-	if err == nil {
-		_ = c.Close()
-		t.Fatal("a node joining itself started")
-	}
+	err := startRefused(t, cfg, "a node joining itself")
 	if !strings.Contains(err.Error(), "own gossip address") {
 		t.Errorf("joining itself: %v", err)
 	}

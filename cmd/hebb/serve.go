@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"sync"
 	"syscall"
 	"time"
 
@@ -46,11 +45,10 @@ func serve(args []string) error {
 	})
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// Catch the signals from the start: a stop during a restart's restore,
-	// or before the node answers ready, is a graceful stop too.
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	st := watchStart(sigs, log)
+	// or before the node answers ready, is a graceful stop too (the start's
+	// waits end with stop).
+	stop, stopSignals := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stopSignals()
 	stopTune := make(chan struct{})
 	defer close(stopTune)
 	go tuneGC(stopTune)
@@ -88,7 +86,7 @@ func serve(args []string) error {
 		ls.close()
 		return fmt.Errorf("cannot load the vault master key: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(st.ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(stop, 60*time.Second)
 	defer cancel()
 	cl, err := cluster.Start(ctx, cluster.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, GossipAddr: cfg.GossipAddr,
@@ -98,12 +96,12 @@ func serve(args []string) error {
 	})
 	if err != nil {
 		ls.close()
-		return st.result(err)
+		return stoppedOr(stop, log, err)
 	}
 	if err := checkBoot(ctx, &cfg, cl); err != nil {
 		ls.close()
 		_ = cl.Close()
-		return st.result(err)
+		return stoppedOr(stop, log, err)
 	}
 	if gcTuned() {
 		debug.FreeOSMemory() // what restoring the groups' snapshots left behind
@@ -123,10 +121,21 @@ func serve(args []string) error {
 		cl.SetHTTPHandler(transportHandler(srv.ServeRaw, chatSrv))
 	}
 	handoff()
-	if !st.started() { // stopped while starting
+	if stop.Err() != nil { // stopped while starting
+		log.Info("stopping", "signal", context.Cause(stop).Error(), "while", "starting")
 		return shutdown(srv, cl, log, stopChat, nil)
 	}
-	return run(srv, cl, ls, log, &cfg, sigs, stopChat, metricsErr)
+	return run(srv, cl, ls, log, &cfg, stop, stopChat, metricsErr)
+}
+
+// stoppedOr is err, or nothing when a stop signal ended the start (exit 0:
+// the stop the operator asked for).
+func stoppedOr(stop context.Context, log *slog.Logger, err error) error {
+	if stop.Err() == nil {
+		return err
+	}
+	log.Info("stopped", "signal", context.Cause(stop).Error(), "before", "ready", "start_error", err)
+	return nil
 }
 
 // serveMetrics serves /metrics on ln (nil: off) from the start, so a
@@ -224,15 +233,15 @@ func checkBoot(ctx context.Context, cfg *serveConfig, cl *cluster.Cluster) error
 }
 
 func run(srv *router.Server, cl *cluster.Cluster, ls *listeners, log *slog.Logger, cfg *serveConfig,
-	sigs <-chan os.Signal, stopChat func(context.Context), metricsErr <-chan error) error {
+	stop context.Context, stopChat func(context.Context), metricsErr <-chan error) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ls.http) }()
 	log.Info("hebb serving", "rest", "http://"+ls.http.Addr().String()+"/api/v1", "node", cl.NodeID(),
 		"raft", cfg.RaftAddr, "groups", cl.Info().Groups, "embedder", cl.Info().Embedder, "data_dir", cfg.DataDir)
 	var serveErr error
 	select {
-	case s := <-sigs:
-		log.Info("stopping", "signal", s.String())
+	case <-stop.Done():
+		log.Info("stopping", "signal", context.Cause(stop).Error())
 	case serveErr = <-errc:
 	case serveErr = <-metricsErr:
 	}
@@ -252,51 +261,4 @@ func shutdown(srv *router.Server, cl *cluster.Cluster, log *slog.Logger, stopCha
 	}
 	log.Info("stopped")
 	return serveErr
-}
-
-// startWatch turns a stop signal received while the node starts into the
-// end of the start: its context is cancelled (waits for leaders and peers
-// stop), and the start's error becomes a graceful stop.
-type startWatch struct {
-	ctx     context.Context
-	log     *slog.Logger
-	done    chan struct{} // closed by started
-	exited  chan struct{} // closed when the watcher has returned
-	stopped bool          // a signal arrived during the start; read after exited
-	once    sync.Once
-}
-
-// watchStart watches sigs until started is called.
-func watchStart(sigs <-chan os.Signal, log *slog.Logger) *startWatch {
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &startWatch{ctx: ctx, log: log, done: make(chan struct{}), exited: make(chan struct{})}
-	go func() {
-		defer close(w.exited)
-		select {
-		case s := <-sigs:
-			log.Info("stopping", "signal", s.String(), "while", "starting")
-			w.stopped = true
-			cancel()
-		case <-w.done:
-		}
-	}()
-	return w
-}
-
-// started ends the watch and reports false when a signal stopped the
-// start; a signal after it is left in sigs for run.
-func (w *startWatch) started() bool {
-	w.once.Do(func() { close(w.done) })
-	<-w.exited
-	return !w.stopped
-}
-
-// result is err, or nothing when a signal stopped the start (exit 0: the
-// stop the operator asked for).
-func (w *startWatch) result(err error) error {
-	if !w.started() {
-		w.log.Info("stopped", "before", "ready", "start_error", err)
-		return nil
-	}
-	return err
 }

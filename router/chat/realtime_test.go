@@ -167,12 +167,13 @@ func TestRealtimeRefusals(t *testing.T) {
 	alice, eve := n.guest("Alice"), n.guest("Eve")
 	room := must(t, alice.do("POST", "/api/rooms", map[string]any{"name": "private"}), 201).str("id")
 	other := must(t, alice.do("POST", "/api/rooms", map[string]any{"name": "other"}), 201).str("id")
-	cases := []struct {
+	type refusal struct {
 		name   string
 		do     func() resp
 		status int
 		reason string
-	}{
+	}
+	cases := []refusal{
 		{"no token", func() resp { return eve.do("GET", "/parties/chat/"+room, nil) }, 401, "missing_token"},
 		{"forged token", func() resp { return eve.do("GET", "/parties/chat/"+room+"?token=a.b.c", nil) }, 401, "invalid_token"},
 		{"token of another room", func() resp {
@@ -190,23 +191,13 @@ func TestRealtimeRefusals(t *testing.T) {
 	must(t, eve.do("POST", "/api/rooms/"+pub+"/participants", nil), 201)
 	stale := strings.Replace(eve.realtimeURL(pub, -1), "ws://", "http://", 1)
 	must(t, eve.do("DELETE", "/api/rooms/"+pub+"/participants/"+eve.me(), nil), 200)
-	cases = append(cases, struct {
-		name   string
-		do     func() resp
-		status int
-		reason string
-	}{"token of a former participant", func() resp { return eve.do("GET", stale, nil) }, 403, ""})
+	cases = append(cases, refusal{"token of a former participant", func() resp { return eve.do("GET", stale, nil) }, 403, ""})
 	// A token issued to a session that signed out opens nothing.
 	carol := n.guest("Carol")
 	must(t, carol.do("POST", "/api/rooms/"+pub+"/participants", nil), 201)
 	signedOut := strings.Replace(carol.realtimeURL(pub, -1), "ws://", "http://", 1)
 	must(t, carol.do("POST", "/api/auth/sign-out", nil), 200)
-	cases = append(cases, struct {
-		name   string
-		do     func() resp
-		status int
-		reason string
-	}{"token of a signed-out session", func() resp { return eve.do("GET", signedOut, nil) }, 401, "invalid_token"})
+	cases = append(cases, refusal{"token of a signed-out session", func() resp { return eve.do("GET", signedOut, nil) }, 401, "invalid_token"})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.do()
