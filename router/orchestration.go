@@ -14,6 +14,7 @@ import (
 	"github.com/bytedance/sonic"
 	"github.com/google/uuid"
 
+	"github.com/hebbdb/hebb/raftfsm"
 	"github.com/hebbdb/hebb/router/pack"
 )
 
@@ -143,6 +144,14 @@ func (s *Server) renderOnce(c *call, plan *renderPlan, start time.Time) error {
 			return c.std.Err()
 		}
 		if body := e.reply(); body != nil {
+			current, err := s.replayable(c, plan, e.shown)
+			if err != nil {
+				return err
+			}
+			if !current {
+				cache.forget(e)
+				continue
+			}
 			c.ctx.Response.Header.Set("Idempotent-Replayed", "true")
 			writeRenderBody(c, 200, body)
 			return nil
@@ -150,12 +159,40 @@ func (s *Server) renderOnce(c *call, plan *renderPlan, start time.Time) error {
 	}
 }
 
+// shownAtom is a memory a stored reply shows, and the account holding it.
+type shownAtom struct {
+	tenant string
+	id     raftfsm.ID
+}
+
+// replayable reports whether a stored reply may be sent again: the caller
+// must still pass the membership check of every room the request names
+// (its error is the answer), and every memory the reply shows must still
+// exist (a deleted one is rendered out: false, and the request is rendered
+// anew, as is one whose memories this node cannot check).
+func (s *Server) replayable(c *call, plan *renderPlan, shown []shownAtom) (bool, error) {
+	if _, err := s.renderScopes(c, plan); err != nil {
+		return false, err
+	}
+	for _, a := range shown {
+		fsm, err := s.backend.ReadFSM(c.std, a.tenant)
+		if err != nil {
+			return false, nil
+		}
+		if _, ok := fsm.Get(a.tenant, a.id); !ok {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
 // renderOwned renders the reply of the entry this call owns and stores it;
 // a failure (or a panic) forgets the entry so that a repeat renders again.
 func (s *Server) renderOwned(c *call, plan *renderPlan, start time.Time, cache *replyCache, e *replyEntry) error {
 	var body []byte
 	defer func() { cache.finish(e, body, time.Now()) }()
-	body, err := s.render(c, plan, start)
+	body, shown, err := s.render(c, plan, start)
+	e.shown = shown
 	if err != nil {
 		body = nil
 		return err
@@ -180,6 +217,7 @@ func decodeRender(body []byte, req *renderRequest) (*renderPlan, error) {
 	if err := lenientJSON.Unmarshal(body, &probe); err != nil || probe == nil {
 		return nil, badRender(renderInvalidJSON, "", "The body must be one JSON object (render_request.v0)")
 	}
+	echoIDs(probe, req)
 	raw, ok := probe["version"]
 	if !ok || string(raw) == "null" {
 		return nil, badRender(renderMissingField, "version", "Field required: version (\"v0\")")
@@ -189,19 +227,27 @@ func decodeRender(body []byte, req *renderRequest) (*renderPlan, error) {
 		return nil, badRender(renderBadVersion, "version", "Unsupported version "+string(raw)+"; this endpoint serves \"v0\"")
 	}
 	if err := lenientJSON.Unmarshal(body, req); err != nil {
-		return nil, fieldTypeError(body, req)
+		return nil, fieldTypeError(body, probe, req)
 	}
 	return validateRender(req)
 }
 
+// echoIDs sets req's id and request_id from the body's fields when they
+// are strings, for an error reply to echo; others stay nil (JSON null).
+func echoIDs(probe map[string]json.RawMessage, req *renderRequest) {
+	for name, dst := range map[string]**string{"id": &req.ID, "request_id": &req.RequestID} {
+		var v string
+		if json.Unmarshal(probe[name], &v) == nil {
+			*dst = &v
+		}
+	}
+}
+
 // fieldTypeError names the first field whose JSON type is wrong.
-func fieldTypeError(body []byte, req *renderRequest) *renderError {
+func fieldTypeError(body []byte, probe map[string]json.RawMessage, req *renderRequest) *renderError {
 	errs := diagnose(body, reflect.TypeOf(req).Elem(), false)
 	*req = renderRequest{} // the decoder may have filled part of it
-	_ = lenientJSON.Unmarshal(body, &struct {
-		ID        **string `json:"id"`
-		RequestID **string `json:"request_id"`
-	}{&req.ID, &req.RequestID})
+	echoIDs(probe, req)
 	for _, fe := range errs {
 		var parts []string
 		for _, l := range fe.Loc[1:] {
@@ -339,21 +385,30 @@ func candidateCount(tokensMax int) int {
 }
 
 // render searches, packs and encodes the reply of plan.
-func (s *Server) render(c *call, p *renderPlan, start time.Time) ([]byte, error) {
+// shown lists the memories the context includes.
+func (s *Server) render(c *call, p *renderPlan, start time.Time) (body []byte, shown []shownAtom, err error) {
 	scopes, err := s.renderScopes(c, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	found, err := s.renderSearch(c, p, scopes)
+	found, tenants, err := s.renderSearch(c, p, scopes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cands, omitted, redactions := p.candidates(found)
 	res := pack.Pack(cands, p.TokensMax, p.tok)
 	reply := p.reply(res, found, omitted, redactions)
 	reply.Usage.ElapsedMs = msSince(start)
 	reply.Usage.TimeTargetMet = reply.Usage.ElapsedMs <= float64(p.TimeMs)
-	return sonic.Marshal(reply)
+	for _, sec := range reply.Sections {
+		for _, it := range sec.Items {
+			if id, err := raftfsm.ParseID(it.AtomID); err == nil {
+				shown = append(shown, shownAtom{tenant: tenants[it.AtomID], id: id})
+			}
+		}
+	}
+	body, err = sonic.Marshal(reply)
+	return body, shown, err
 }
 
 // renderScope is one tenant to search and its domains (nil: all).
@@ -394,14 +449,15 @@ func (s *Server) renderScopes(c *call, p *renderPlan) ([]renderScope, error) {
 }
 
 // renderSearch runs the read pipeline (semantic, concepts, associations,
-// MMR diversity) in every scope and merges the results by relevance.
-func (s *Server) renderSearch(c *call, p *renderPlan, scopes []renderScope) ([]memoryItemJSON, error) {
+// MMR diversity) in every scope and merges the results by relevance;
+// tenants maps each result's atom ID to the account it was found in.
+func (s *Server) renderSearch(c *call, p *renderPlan, scopes []renderScope) (found []memoryItemJSON, tenants map[string]string, err error) {
 	floor := p.policy.floor
 	if p.policy.pin {
 		floor = min(floor, p.policy.pinFloor)
 	}
 	k, div := candidateCount(p.TokensMax), renderDiversity
-	seen := map[string]bool{}
+	tenants = map[string]string{}
 	var out []memoryItemJSON
 	for _, sc := range scopes {
 		plan := validateRead(&validator{}, &readRequest{Query: &p.Intent, TopK: &k, MinRelevance: &floor,
@@ -410,17 +466,17 @@ func (s *Server) renderSearch(c *call, p *renderPlan, scopes []renderScope) ([]m
 		plan.req.HideReplaced = c.settings.HideReplaced
 		res, err := s.search(c, plan)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, it := range res.Items {
-			if !seen[it.AtomID] {
-				seen[it.AtomID] = true
+			if _, seen := tenants[it.AtomID]; !seen {
+				tenants[it.AtomID] = sc.tenant
 				out = append(out, it)
 			}
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Relevance > out[j].Relevance })
-	return out, nil
+	return out, tenants, nil
 }
 
 // candidates applies the risk level and the privacy mode to the search

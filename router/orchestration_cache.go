@@ -37,7 +37,8 @@ type replyEntry struct {
 	key     replyKey
 	hash    [32]byte
 	done    chan struct{}
-	body    []byte // nil until stored; stays nil when the render failed
+	body    []byte      // nil until stored; stays nil when the render failed
+	shown   []shownAtom // the memories body shows, set by the owner before finish
 	expires time.Time
 	elem    *list.Element // in order
 	orgElem *list.Element // in orgs[key.org]
@@ -101,6 +102,16 @@ func (rc *replyCache) finish(e *replyEntry, body []byte, now time.Time) {
 	}
 	for rc.bytes > rc.maxBytes && rc.order.Len() > 0 {
 		rc.remove(rc.order.Front().Value.(*replyEntry))
+	}
+}
+
+// forget drops e if it is still the stored reply of its key: the next
+// request under the key renders again.
+func (rc *replyCache) forget(e *replyEntry) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if e.body != nil && rc.entries[e.key] == e {
+		rc.remove(e)
 	}
 }
 

@@ -361,6 +361,29 @@ func TestOrchestrationIdempotencyHTTP(t *testing.T) {
 		}
 	})
 
+	t.Run("a deleted memory is rendered out of a repeat", func(t *testing.T) {
+		gone := ts.write("The friday release pipeline deploy runbook lives in the ops wiki", map[string]any{"domain": "ops"})
+		first := renderCall(ts, ts.Key, renderBody("idem-deleted", nil))
+		checkRenderReply(t, first, 400)
+		if _, ok := renderItems(first)[gone]; !ok {
+			t.Fatalf("the memory to delete is not rendered: %s", first.Raw)
+		}
+		r := ts.do("DELETE", "/memory/atoms/"+gone, ts.Key, nil)
+		mustStatus(t, r, 200)
+		again := renderCall(ts, ts.Key, renderBody("idem-deleted", nil))
+		checkRenderReply(t, again, 400)
+		if _, ok := renderItems(again)[gone]; ok || strings.Contains(str(again.Body["context"]), "ops wiki") {
+			t.Errorf("the repeat shows a deleted memory: %s", again.Raw)
+		}
+		if again.Header.Get("Idempotent-Replayed") != "" {
+			t.Errorf("a reply rendered anew is marked replayed")
+		}
+		third := renderCall(ts, ts.Key, renderBody("idem-deleted", nil))
+		if string(third.Raw) != string(again.Raw) || third.Header.Get("Idempotent-Replayed") != "true" {
+			t.Errorf("the new reply is not the one replayed: %s\n%s", again.Raw, third.Raw)
+		}
+	})
+
 	t.Run("errors are not stored", func(t *testing.T) {
 		r := renderCall(ts, ts.Key, renderBody("idem-err", map[string]any{"privacy_mode": "nope"}))
 		checkRenderError(t, r, 400, "UNKNOWN_PRIVACY_MODE", "privacy_mode")
@@ -411,9 +434,16 @@ func TestOrchestrationErrorsHTTP(t *testing.T) {
 		})
 	}
 	t.Run("ids are echoed in errors", func(t *testing.T) {
-		r := renderCall(ts, ts.Key, renderBody("echo", map[string]any{"privacy_mode": "x"}))
-		if r.Body["request_id"] != "echo" || r.Body["id"] != "0190a3b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b" {
-			t.Errorf("ids not echoed: %s", r.Raw)
+		for _, extra := range []map[string]any{{"privacy_mode": "x"}, {"version": "v1"}, {"budgets": "x"}} {
+			r := renderCall(ts, ts.Key, renderBody("echo", extra))
+			if r.Body["request_id"] != "echo" || r.Body["id"] != "0190a3b4-5c6d-7e8f-9a0b-1c2d3e4f5a6b" {
+				t.Errorf("%v: ids not echoed: %s", extra, r.Raw)
+			}
+		}
+		// Ids that are no strings are echoed as null, not as "".
+		r := renderCall(ts, ts.Key, renderBody("", map[string]any{"id": 123, "request_id": []string{"r"}}))
+		if v, ok := r.Body["id"]; !ok || v != nil || r.Body["request_id"] != nil {
+			t.Errorf("non-string ids echoed: %s", r.Raw)
 		}
 	})
 }
@@ -433,5 +463,10 @@ func TestOrchestrationRoomHTTP(t *testing.T) {
 		t.Errorf("room memory not rendered for a member: %s", r.Raw)
 	}
 	r = renderCall(ts, f.outsider.key, renderBody("room", map[string]any{"domains": []string{f.addr}}))
+	checkRenderError(t, r, 403, "FORBIDDEN", "domains.0")
+
+	// A repeat is checked again: a revoked member gets no stored reply.
+	mustStatus(t, ts.do("DELETE", "/memory/rooms/"+f.room+"/members/"+f.reader.id, f.owner.key, nil), 200)
+	r = renderCall(ts, f.reader.key, renderBody("room", map[string]any{"domains": []string{f.addr}}))
 	checkRenderError(t, r, 403, "FORBIDDEN", "domains.0")
 }

@@ -26,6 +26,10 @@ func TestQuotaHTTP(t *testing.T) {
 		mustStatus(t, ts.do("POST", "/memory/feedback", key, map[string]any{"atom_ids": []string{id}, "outcome": 1}), 200)
 		memAtom(t, ts, key, id)
 		memTotal(t, ts, key)
+		// Nor does a context render (operator.md names the five that do).
+		for _, rid := range []string{"quota-1", "quota-2", "quota-2", "quota-3"} {
+			mustStatus(t, ts.do("POST", "/orchestration/context", key, renderBody(rid, nil)), 200)
+		}
 
 		mustStatus(t, ts.do("POST", "/memory/read", key, read), 200)
 		mustStatus(t, ts.do("POST", "/memory/recent", key, map[string]any{}), 200)

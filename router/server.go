@@ -186,7 +186,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	v1.POST("/vault/secrets", s.authed(s.storeSecret))
 	v1.GET("/vault/secrets", s.authed(s.listSecrets))
 	v1.GET("/vault/secrets/by-alias/{alias}", s.authed(s.secretByAlias))
-	v1.POST("/orchestration/context", s.authed(s.counted(s.orchestrate)))
+	v1.POST("/orchestration/context", s.authed(s.orchestrate))
 	s.adminRoutes(r)
 	s.pprofRoutes(r)
 	s.consoleRoutes(r)

@@ -62,24 +62,28 @@ const (
 var (
 	rePEM = regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`)
 	// password: hunter2, api_key=abc... (the name stays, the value goes)
-	reAssign = regexp.MustCompile(`(?i)\b(password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|client[_-]?secret)(\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;]+)`)
-	// "the password is hunter2" (in prose only for passwords: "the secret
-	// is safe" is no credential)
-	reSaid   = regexp.MustCompile(`(?i)\b(password|passwd|pwd|passphrase)(\s+(?:is|was)\s+)("[^"\n]*"|'[^'\n]*'|[^\s,;]+)`)
-	reBearer = regexp.MustCompile(`(?i)\b(bearer\s+)[A-Za-z0-9._~+/\-]{12,}=*`)
+	reAssign = regexp.MustCompile(`(?i)\b(password|passwd|pass|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|client[_-]?secret)(\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,;]+)`)
+	// "the password is hunter2", "the db password for prod is hunter2" (in
+	// prose only for passwords: "the secret is safe" is no credential)
+	reSaid   = regexp.MustCompile(`(?i)\b(password|passwd|pwd|passphrase)((?:\s+[^\s,;.:=]+){0,3}?\s+(?:is|was)\s+)("[^"\n]*"|'[^'\n]*'|[^\s,;]+)`)
+	reBearer = regexp.MustCompile(`(?i)\b((?:bearer|basic)\s+)[A-Za-z0-9._~+/\-]{8,}=*`)
+	// A JSON Web Token: header.payload.signature, base64url.
+	reJWT = regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*`)
 	// Keys with a well-known prefix (hebb, Stripe, OpenAI, GitHub, Slack,
 	// GitLab, AWS, Google).
 	reKeyPrefix = regexp.MustCompile(`\b(?:mk_live_|sk_live_|sk_test_|rk_live_|pk_live_|sk-|ghp_|gho_|ghu_|ghs_|github_pat_|xox[abposr]-|glpat-|AKIA|ASIA|AIza)[A-Za-z0-9_\-]{8,}`)
-	reEmail     = regexp.MustCompile(`[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}`)
+	reEmail     = regexp.MustCompile(`[\p{L}\p{N}._%+\-]+@[\p{L}\p{N}\-]+(?:\.[\p{L}\p{N}\-]+)*\.\p{L}{2,}`)
 	reDigits    = regexp.MustCompile(`\+?\(?\d[\d ()./\-]{6,}\d`)
 	reLongToken = regexp.MustCompile(`[A-Za-z0-9_\-+/=]{32,}`)
 	reUUID      = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	reLocalTel  = regexp.MustCompile(`^\d{3}-\d{4}$`) // 555-1234
 	reDateLike  = regexp.MustCompile(`\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}`)
 )
 
 // Redact masks e-mail addresses, phone numbers, payment card numbers
-// (Luhn-checked), private keys, credentials in "name: value" form, bearer
-// tokens, keys with a well-known prefix and long random-looking tokens. It
+// (Luhn-checked), private keys, credentials in "name: value" form and
+// passwords said in prose, bearer and basic credentials, JSON Web Tokens,
+// keys with a well-known prefix and long random-looking tokens. It
 // returns the masked text and the number of masked spans. Detection is
 // heuristic: it errs towards masking.
 func Redact(text string) (string, int) {
@@ -96,6 +100,7 @@ func Redact(text string) (string, int) {
 		return count(reBearer.FindStringSubmatch(m)[1] + maskSecret)
 	})
 	text = reKeyPrefix.ReplaceAllStringFunc(text, func(string) string { return count(maskSecret) })
+	text = reJWT.ReplaceAllStringFunc(text, func(string) string { return count(maskSecret) })
 	text = reEmail.ReplaceAllStringFunc(text, func(string) string { return count(maskEmail) })
 	text = redactDigits(text, &n)
 	text = reLongToken.ReplaceAllStringFunc(text, func(m string) string {
@@ -151,7 +156,7 @@ func digitMask(run string) string {
 	switch {
 	case len(digits) >= 13 && len(digits) <= 19 && luhn(digits):
 		return maskCard
-	case len(digits) >= 9 && len(digits) <= 15:
+	case len(digits) >= 9 && len(digits) <= 15, reLocalTel.MatchString(run):
 		return maskPhone
 	}
 	return ""
