@@ -514,7 +514,8 @@ func unavailable(err error) error {
 	case errors.Is(err, shard.ErrStorage):
 		return fmt.Errorf("%w: %w", ErrStorage, err)
 	case errors.Is(err, shard.ErrNotLeader) || errors.Is(err, shard.ErrTimeout) ||
-		errors.Is(err, shard.ErrShutdown) || errors.Is(err, context.DeadlineExceeded):
+		errors.Is(err, shard.ErrShutdown) || errors.Is(err, shard.ErrUnknownGroup) ||
+		errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return err

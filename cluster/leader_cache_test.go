@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"math/rand/v2"
 	"net"
 	"testing"
 )
@@ -64,4 +65,37 @@ func TestForwardLeaderCache(t *testing.T) {
 
 func bytesHasSuffix(b []byte, s string) bool {
 	return len(b) >= len(s) && string(b[len(b)-len(s):]) == s
+}
+
+// TestProposeSkipsNodeWithoutGroup: a proposal forwarded to a leader that
+// no longer runs the group (a node stopping) is refused there before
+// anything is applied, so it waits for the next leader instead of failing.
+func TestProposeSkipsNodeWithoutGroup(t *testing.T) {
+	t.Parallel()
+	nodes := startNodes(t, 3, "d1", "d2", "d3")
+	tenant := tenantIn(1)
+	var leader, follower *Cluster
+	waitUntil(t, "group 1 has three voters, a leader and a follower that knows it", func() bool {
+		leader, follower = nil, nil
+		if v, _, err := nodes[0].groups[1].Voters(); err != nil || len(v) != 3 {
+			return false
+		}
+		for _, n := range nodes {
+			if n.groups[1].IsLeader() {
+				leader = n
+			}
+		}
+		for _, n := range nodes {
+			if id, _, ok := n.localLeader(n.groups[1]); ok && leader != nil && n != leader && id == leader.NodeID() {
+				follower = n
+			}
+		}
+		return leader != nil && follower != nil
+	})
+	if err := leader.node.StopGroup(1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := proposeAtom(follower, tenant, rand.New(rand.NewPCG(1, 2))); err != nil {
+		t.Fatalf("a proposal while the leader's group is stopped: %v", err)
+	}
 }

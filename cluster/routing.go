@@ -17,7 +17,9 @@ const leaderWait = 50 * time.Millisecond
 // propose replicates cmd in group g from any node: locally when this node
 // leads g, else over the node transport to the leader, with one transparent
 // retry when leadership moved under the request. Until the deadline a
-// missing leader is waited for; then the error is ErrUnavailable.
+// missing leader is waited for, as is one that no longer runs g (a node
+// stopping refuses the request before applying anything); then the error
+// is ErrUnavailable.
 func (c *Cluster) propose(ctx context.Context, g *shard.Group, cmd []byte) (any, error) {
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
@@ -27,7 +29,8 @@ func (c *Cluster) propose(ctx context.Context, g *shard.Group, cmd []byte) (any,
 		if err == nil {
 			return out, nil
 		}
-		if !errors.Is(err, shard.ErrNotLeader) && !errors.Is(err, errNoLeader) && !errors.Is(err, errDial) {
+		if !errors.Is(err, shard.ErrNotLeader) && !errors.Is(err, errNoLeader) && !errors.Is(err, errDial) &&
+			!errors.Is(err, shard.ErrUnknownGroup) {
 			return nil, unavailable(err)
 		}
 		if errors.Is(err, shard.ErrNotLeader) {

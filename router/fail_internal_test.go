@@ -42,3 +42,20 @@ func TestFailStorage(t *testing.T) {
 		t.Fatalf("the answer names a file: %s", body)
 	}
 }
+
+// A request no leader answered is 503, retryable, with Retry-After: an
+// election takes about a second.
+func TestFailNoLeader(t *testing.T) {
+	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	c := &call{ctx: &fasthttp.RequestCtx{}, reqID: "req_test"}
+	s.fail(c, fmt.Errorf("%w: group 3: no leader known", cluster.ErrUnavailable))
+	if got := c.ctx.Response.StatusCode(); got != 503 {
+		t.Fatalf("status %d, want 503", got)
+	}
+	if got := string(c.ctx.Response.Header.Peek("Retry-After")); got != "1" {
+		t.Fatalf("Retry-After %q, want 1", got)
+	}
+	if body := string(c.ctx.Response.Body()); !strings.Contains(body, `"retryable":true`) {
+		t.Fatalf("envelope %s", body)
+	}
+}

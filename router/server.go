@@ -276,6 +276,7 @@ func (s *Server) fail(c *call, err error) {
 		ae = storageUnavailable()
 	case errors.Is(err, ErrUnavailable), errors.Is(err, cluster.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		ae = unavailable("Service unavailable: no leader answered in time")
+		ae.Header = map[string]string{"Retry-After": "1"} // an election takes about a second
 	default:
 		s.log.Error("request failed", "path", string(c.ctx.Path()), "err", err, "request_id", c.reqID)
 		ae = internalError()
