@@ -69,33 +69,54 @@ func bytesHasSuffix(b []byte, s string) bool {
 
 // TestProposeSkipsNodeWithoutGroup: a proposal forwarded to a leader that
 // no longer runs the group (a node stopping) is refused there before
-// anything is applied, so it waits for the next leader instead of failing.
+// anything is applied, so it waits for the next leader instead of failing;
+// so does a read's barrier.
 func TestProposeSkipsNodeWithoutGroup(t *testing.T) {
 	t.Parallel()
-	nodes := startNodes(t, 3, "d1", "d2", "d3")
-	tenant := tenantIn(1)
-	var leader, follower *Cluster
-	waitUntil(t, "group 1 has three voters, a leader and a follower that knows it", func() bool {
+	for _, op := range []string{"propose", "read"} {
+		t.Run(op, func(t *testing.T) {
+			t.Parallel()
+			nodes := startNodes(t, 3, op+"1", op+"2", op+"3")
+			tenant := tenantIn(1)
+			leader, follower := leaderAndFollower(t, nodes, 1)
+			if err := leader.node.StopGroup(1); err != nil {
+				t.Fatal(err)
+			}
+			if op == "read" {
+				ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+				defer cancel()
+				if _, err := follower.ReadFSM(ctx, tenant); err != nil {
+					t.Fatalf("a read while the leader's group is stopped: %v", err)
+				}
+				return
+			}
+			if _, _, err := proposeAtom(follower, tenant, rand.New(rand.NewPCG(1, 2))); err != nil {
+				t.Fatalf("a proposal while the leader's group is stopped: %v", err)
+			}
+		})
+	}
+}
+
+// leaderAndFollower waits until group g has three voters, and returns its
+// leader and a follower that knows it.
+func leaderAndFollower(t *testing.T, nodes []*Cluster, g int) (leader, follower *Cluster) {
+	t.Helper()
+	waitUntil(t, "the group has three voters, a leader and a follower that knows it", func() bool {
 		leader, follower = nil, nil
-		if v, _, err := nodes[0].groups[1].Voters(); err != nil || len(v) != 3 {
+		if v, _, err := nodes[0].groups[g].Voters(); err != nil || len(v) != 3 {
 			return false
 		}
 		for _, n := range nodes {
-			if n.groups[1].IsLeader() {
+			if n.groups[g].IsLeader() {
 				leader = n
 			}
 		}
 		for _, n := range nodes {
-			if id, _, ok := n.localLeader(n.groups[1]); ok && leader != nil && n != leader && id == leader.NodeID() {
+			if id, _, ok := n.localLeader(n.groups[g]); ok && leader != nil && n != leader && id == leader.NodeID() {
 				follower = n
 			}
 		}
 		return leader != nil && follower != nil
 	})
-	if err := leader.node.StopGroup(1); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := proposeAtom(follower, tenant, rand.New(rand.NewPCG(1, 2))); err != nil {
-		t.Fatalf("a proposal while the leader's group is stopped: %v", err)
-	}
+	return leader, follower
 }

@@ -82,7 +82,8 @@ func (c *Cluster) barrier(ctx context.Context, g *shard.Group) error {
 	defer cancel()
 	for {
 		err := c.barrierOnce(ctx, g)
-		if err == nil || !(errors.Is(err, shard.ErrNotLeader) || errors.Is(err, errNoLeader) || errors.Is(err, errDial)) {
+		if err == nil || !(errors.Is(err, shard.ErrNotLeader) || errors.Is(err, errNoLeader) || errors.Is(err, errDial) ||
+			errors.Is(err, shard.ErrUnknownGroup)) {
 			return unavailable(err)
 		}
 		if c.leftGroup(g) {
