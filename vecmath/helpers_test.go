@@ -9,6 +9,10 @@ import (
 // hardwareSIMD is what vek detected, before any test flips accelerated.
 var hardwareSIMD = accelerated
 
+// hardwareAVX512 is whether the CPU has the AVX-512 kernels' subsets,
+// before any test flips hasAVX512.
+var hardwareAVX512 = hasAVX512
+
 // forEachPath runs fn once with the SIMD path (when the CPU has it) and once
 // with the scalar fallback, restoring the detected setting afterwards.
 func forEachPath(t *testing.T, fn func(t *testing.T)) {

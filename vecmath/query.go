@@ -9,6 +9,7 @@ import (
 type codeQuery struct {
 	rot, tmp []float32
 	lut      []byte    // stage 1: per pair, 16 entries per nibble position
+	wide     []byte    // lut laid out for the AVX-512 scan (wideLUT), when it runs
 	q5       []int8    // stage 1 quantised query, in [-15, 15]
 	q8       []int8    // stage 2 quantised query, in [-127, 127]
 	k        estConsts // stage 1: a5 = sum |q5| (a scan sum is sum(sign*q5) + a5), s5, bound constants
@@ -85,6 +86,9 @@ func (cq *codeQuery) buildLUT() {
 		at := 32*(p/2) + 16*(p%2)
 		binary.LittleEndian.PutUint64(cq.lut[at:], t0[0]+t1[0]+t2[0]+t3[0])
 		binary.LittleEndian.PutUint64(cq.lut[at+8:], t0[1]+t1[1]+t2[1]+t3[1])
+	}
+	if hasAVX512 {
+		cq.wide = wideLUT(cq.lut, len(cq.q5)/8, cq.wide)
 	}
 }
 

@@ -149,6 +149,31 @@ func scanEstRef(lut, codes []byte, blocks, pairs, stride int, c1, sd1 []float32,
 	}
 }
 
+// wideLUT lays the tables of lut (pairs pairs, as ScanBits takes them)
+// out for the AVX-512 scan into dst (grown as needed), 128 bytes per two
+// pairs m and m+1: the low-nibble table of m twice, that of m+1 twice, then
+// the high-nibble tables likewise, so that each 128-bit lane of 64 code
+// bytes (pair m's 32, then pair m+1's) meets its own table. An odd last
+// pair is not laid out.
+func wideLUT(lut []byte, pairs int, dst []byte) []byte {
+	n := 128 * (pairs / 2)
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	dst = dst[:n]
+	for j := range pairs / 2 {
+		w, a, b := dst[128*j:], lut[64*j:], lut[64*j+32:]
+		for half, t := range [2][]byte{a, b} {
+			lo, hi := t[:16], t[16:32]
+			copy(w[32*half:], lo)
+			copy(w[32*half+16:], lo)
+			copy(w[64+32*half:], hi)
+			copy(w[64+32*half+16:], hi)
+		}
+	}
+	return dst
+}
+
 // filterGERef appends base+i to out for every i with v[i] >= t.
 func filterGERef(v []float32, t float32, base int32, out []int32) []int32 {
 	for i, x := range v {

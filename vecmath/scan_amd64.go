@@ -3,7 +3,9 @@
 package vecmath
 
 import (
+	"os"
 	"slices"
+	"unsafe"
 
 	"github.com/viterin/vek"
 )
@@ -23,6 +25,13 @@ func dotInt4RowsAVX2(q *int8, codes *byte, rowBytes int, rows *int32, n, chunks 
 //go:noescape
 func scanEstAVX2(lut, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, ub, bmax *float32)
 
+// scanEstAVX512 is scanEstAVX2 in AVX-512, two pairs at a time
+// (scan_amd64.s), wide the tables of lut as wideLUT lays them out; blocks
+// and pairs > 0; it needs AVX-512 F, BW and VL (hasAVX512).
+//
+//go:noescape
+func scanEstAVX512(lut, wide, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, ub, bmax *float32)
+
 // filterGEAVX2 is filterGE in AVX2 (scan_amd64.s); n a multiple of 8,
 // room for n in out, perm filterPerm; it counts with POPCNT, which AVX2
 // does not imply (hasPOPCNT).
@@ -31,7 +40,25 @@ func scanEstAVX2(lut, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, 
 func filterGEAVX2(v *float32, n int, t float32, base int32, out *int32, perm *int32) int
 
 // hasPOPCNT reports whether the CPU has POPCNT.
-var hasPOPCNT = slices.Contains(vek.Info().CPUFeatures, "POPCNT")
+var hasPOPCNT = hasFeatures("POPCNT")
+
+// hasAVX512 reports whether the CPU (and the OS, which must save the
+// 512-bit registers) has the AVX-512 subsets scanEstAVX512 uses, and the
+// environment does not turn them off (HEBB_NO_AVX512=1: the AVX2 kernels,
+// for a side-by-side measurement in one binary, or a CPU that slows its
+// clock for 512-bit work).
+var hasAVX512 = hasFeatures("AVX512F", "AVX512BW", "AVX512VL") && os.Getenv("HEBB_NO_AVX512") == ""
+
+// hasFeatures reports whether the CPU has every named feature.
+func hasFeatures(names ...string) bool {
+	have := vek.Info().CPUFeatures
+	for _, n := range names {
+		if !slices.Contains(have, n) {
+			return false
+		}
+	}
+	return true
+}
 
 // filterPerm[m] lists the lanes set in the 8-bit mask m, then the others:
 // the permutation that packs the lanes m selects to the front.
@@ -50,12 +77,16 @@ var filterPerm = func() (p [256][8]int32) {
 	return p
 }()
 
-func scanEst(lut, codes []byte, blocks, pairs, stride int, c1, sd1 []float32, k *estConsts, ub, bmax []float32, raw []uint16) {
-	if accelerated {
-		scanEstAVX2(&lut[0], &codes[0], blocks, pairs, stride, &c1[0], &sd1[0], k, &ub[0], &bmax[0])
+func scanEst(lut, wide, codes []byte, blocks, pairs, stride int, c1, sd1 []float32, k *estConsts, ub, bmax []float32, raw []uint16) {
+	if !accelerated {
+		scanEstRef(lut, codes, blocks, pairs, stride, c1, sd1, k, nil, ub, bmax, raw)
 		return
 	}
-	scanEstRef(lut, codes, blocks, pairs, stride, c1, sd1, k, nil, ub, bmax, raw)
+	if hasAVX512 && len(wide) >= 128*(pairs/2) {
+		scanEstAVX512(&lut[0], unsafe.SliceData(wide), &codes[0], blocks, pairs, stride, &c1[0], &sd1[0], k, &ub[0], &bmax[0])
+		return
+	}
+	scanEstAVX2(&lut[0], &codes[0], blocks, pairs, stride, &c1[0], &sd1[0], k, &ub[0], &bmax[0])
 }
 
 func filterGE(v []float32, t float32, base int32, out []int32) []int32 {

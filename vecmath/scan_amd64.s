@@ -166,6 +166,55 @@ chunk:
 	VZEROUPPER
 	RET
 
+// EST leaves the upper bounds of 8 rows in U and stores them.
+#define EST(Y, U, off) \
+	VPSUBD    Y14, Y, Y; \
+	VCVTDQ2PS Y, Y; \
+	VMULPS    Y13, Y, Y; \
+	VMOVUPS   off(R13), Y10; \
+	VMULPS    Y10, Y, Y; \
+	VMULPS    off(R14), Y12, Y2; \
+	VMULPS    Y10, Y11, Y3; \
+	VADDPS    Y3, Y2, Y2; \
+	VADDPS    Y2, Y, U; \
+	VMOVUPS   U, off(R15)
+
+// ESTBLOCK turns a block's scan sums (Y0 and Y1, as PAIRS leaves them)
+// into the upper bounds of its 32 rows, stored at R15 (c1 at R13, sd1 at
+// R14, the constants in Y11-Y14), and its largest bound, stored at BX; it
+// advances the four pointers past the block.
+#define ESTBLOCK \
+	VPSLLW       $8, Y1, Y2; \
+	VPSUBW       Y2, Y0, Y0; \
+	VPUNPCKLWD   Y1, Y0, Y2; \
+	VPUNPCKHWD   Y1, Y0, Y3; \
+	VPERM2I128   $0x20, Y3, Y2, Y4; \
+	VPERM2I128   $0x31, Y3, Y2, Y5; \
+	VPMOVZXWD    X4, Y6; \
+	VEXTRACTI128 $1, Y4, X7; \
+	VPMOVZXWD    X7, Y7; \
+	VPMOVZXWD    X5, Y8; \
+	VEXTRACTI128 $1, Y5, X9; \
+	VPMOVZXWD    X9, Y9; \
+	EST(Y6, Y0, 0); \
+	EST(Y7, Y1, 32); \
+	EST(Y8, Y4, 64); \
+	EST(Y9, Y5, 96); \
+	VMAXPS       Y1, Y0, Y0; \
+	VMAXPS       Y5, Y4, Y4; \
+	VMAXPS       Y4, Y0, Y0; \
+	VEXTRACTF128 $1, Y0, X1; \
+	VMAXPS       X1, X0, X0; \
+	VPERMILPS    $0x4e, X0, X1; \
+	VMAXPS       X1, X0, X0; \
+	VPERMILPS    $0xb1, X0, X1; \
+	VMAXPS       X1, X0, X0; \
+	VMOVSS       X0, (BX); \
+	ADDQ         $4, BX; \
+	ADDQ         $128, R13; \
+	ADDQ         $128, R14; \
+	ADDQ         $128, R15
+
 // func scanEstAVX2(lut, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, ub, bmax *float32)
 //
 // scanBitsAVX2 followed, per block, by the stage-1 upper bounds of its 32
@@ -173,16 +222,16 @@ chunk:
 // t = float32(sum - a5) * s5; est = c1 * t; ub = est + (sd1*e1 + c1*k1);
 // bmax gets the block's largest upper bound. Estimates are not stored.
 TEXT ·scanEstAVX2(SB), NOSPLIT, $0-80
-	MOVQ lut+0(FP), SI
-	MOVQ codes+8(FP), DI
-	MOVQ blocks+16(FP), CX
-	MOVQ pairs+24(FP), DX
-	MOVQ stride+32(FP), R8
-	MOVQ c1+40(FP), R13
-	MOVQ sd1+48(FP), R14
-	MOVQ k+56(FP), AX
-	MOVQ ub+64(FP), R15
-	MOVQ bmax+72(FP), BX
+	MOVQ         lut+0(FP), SI
+	MOVQ         codes+8(FP), DI
+	MOVQ         blocks+16(FP), CX
+	MOVQ         pairs+24(FP), DX
+	MOVQ         stride+32(FP), R8
+	MOVQ         c1+40(FP), R13
+	MOVQ         sd1+48(FP), R14
+	MOVQ         k+56(FP), AX
+	MOVQ         ub+64(FP), R15
+	MOVQ         bmax+72(FP), BX
 	VPBROADCASTD 0(AX), Y14  // a5
 	VBROADCASTSS 4(AX), Y13  // s5
 	VBROADCASTSS 8(AX), Y12  // e1
@@ -200,56 +249,92 @@ eblock:
 
 	PAIRS(epair1, epair4, edone)
 
-	VPSLLW     $8, Y1, Y2
-	VPSUBW     Y2, Y0, Y0
-	VPUNPCKLWD Y1, Y0, Y2
-	VPUNPCKHWD Y1, Y0, Y3
-	VPERM2I128 $0x20, Y3, Y2, Y4 // rows 0-15
-	VPERM2I128 $0x31, Y3, Y2, Y5 // rows 16-31
+	ESTBLOCK
 
-	VPMOVZXWD    X4, Y6
-	VEXTRACTI128 $1, Y4, X7
-	VPMOVZXWD    X7, Y7
-	VPMOVZXWD    X5, Y8
-	VEXTRACTI128 $1, Y5, X9
-	VPMOVZXWD    X9, Y9
-
-// EST leaves the upper bounds of 8 rows in U and stores them.
-#define EST(Y, U, off) \
-	VPSUBD    Y14, Y, Y; \
-	VCVTDQ2PS Y, Y; \
-	VMULPS    Y13, Y, Y; \
-	VMOVUPS   off(R13), Y10; \
-	VMULPS    Y10, Y, Y; \
-	VMULPS    off(R14), Y12, Y2; \
-	VMULPS    Y10, Y11, Y3; \
-	VADDPS    Y3, Y2, Y2; \
-	VADDPS    Y2, Y, U; \
-	VMOVUPS   U, off(R15)
-
-	EST(Y6, Y0, 0)
-	EST(Y7, Y1, 32)
-	EST(Y8, Y4, 64)
-	EST(Y9, Y5, 96)
-
-	VMAXPS       Y1, Y0, Y0
-	VMAXPS       Y5, Y4, Y4
-	VMAXPS       Y4, Y0, Y0
-	VEXTRACTF128 $1, Y0, X1
-	VMAXPS       X1, X0, X0
-	VPERMILPS    $0x4e, X0, X1
-	VMAXPS       X1, X0, X0
-	VPERMILPS    $0xb1, X0, X1
-	VMAXPS       X1, X0, X0
-	VMOVSS       X0, (BX)
-	ADDQ         $4, BX
-
-	ADDQ $128, R13
-	ADDQ $128, R14
-	ADDQ $128, R15
 	ADDQ R8, DI
 	DECQ CX
 	JNZ  eblock
+
+	VZEROUPPER
+	RET
+
+// PAIR512 accumulates pairs m and m+1 of a block (the 64 code bytes at
+// R11) into Z0 and Z1: the low 256 bits hold pair m's sums as PAIR leaves
+// Y0 and Y1, the high 256 bits pair m+1's. R9 points at the two pairs'
+// tables laid out for it (wideLUT): each 128-bit lane of the codes is
+// looked up in its own pair's table.
+#define PAIR512 \
+	VMOVDQU64 (R11), Z2; \
+	VPSRLW    $4, Z2, Z3; \
+	VPANDQ    Z15, Z2, Z2; \
+	VPANDQ    Z15, Z3, Z3; \
+	VMOVDQU64 (R9), Z4; \
+	VMOVDQU64 64(R9), Z5; \
+	VPSHUFB   Z2, Z4, Z4; \
+	VPSHUFB   Z3, Z5, Z5; \
+	VPADDB    Z5, Z4, Z4; \
+	VPADDW    Z4, Z0, Z0; \
+	VPSRLW    $8, Z4, Z4; \
+	VPADDW    Z4, Z1, Z1
+
+// func scanEstAVX512(lut, wide, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, ub, bmax *float32)
+//
+// scanEstAVX2 with AVX-512: a block's pairs two at a time (PAIR512, wide
+// the tables of wideLUT), the two halves of the sums then added (16-bit
+// sums wrap alike either way), an odd last pair by PAIR (lut), and
+// ESTBLOCK as in scanEstAVX2, so the bounds are the same float32
+// operations in the same order.
+TEXT ·scanEstAVX512(SB), NOSPLIT, $0-88
+	MOVQ         lut+0(FP), SI
+	MOVQ         codes+16(FP), DI
+	MOVQ         blocks+24(FP), CX
+	MOVQ         pairs+32(FP), DX
+	MOVQ         stride+40(FP), R8
+	MOVQ         c1+48(FP), R13
+	MOVQ         sd1+56(FP), R14
+	MOVQ         k+64(FP), AX
+	MOVQ         ub+72(FP), R15
+	MOVQ         bmax+80(FP), BX
+	VPBROADCASTD 0(AX), Y14  // a5
+	VBROADCASTSS 4(AX), Y13  // s5
+	VBROADCASTSS 8(AX), Y12  // e1
+	VBROADCASTSS 12(AX), Y11 // k1
+	MOVQ         $0x0f0f0f0f0f0f0f0f, AX
+	VPBROADCASTQ AX, Z15
+	MOVQ         wide+8(FP), AX
+
+wblock:
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	MOVQ   SI, R10
+	MOVQ   AX, R9
+	MOVQ   DI, R11
+	MOVQ   DX, R12
+	SHRQ   $1, R12
+	JZ     wfold
+
+wpair:
+	PAIR512
+	ADDQ $64, R10
+	ADDQ $128, R9
+	ADDQ $64, R11
+	DECQ R12
+	JNZ  wpair
+
+wfold:
+	VEXTRACTI64X4 $1, Z0, Y2
+	VPADDW        Y2, Y0, Y0
+	VEXTRACTI64X4 $1, Z1, Y3
+	VPADDW        Y3, Y1, Y1
+	TESTQ         $1, DX
+	JZ            west
+	PAIR(0, Y2, Y3, Y4, Y5)
+
+west:
+	ESTBLOCK
+	ADDQ R8, DI
+	DECQ CX
+	JNZ  wblock
 
 	VZEROUPPER
 	RET

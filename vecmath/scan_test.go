@@ -176,34 +176,51 @@ func TestScanEstMatchesReference(t *testing.T) {
 	if !hardwareSIMD {
 		t.Skip("CPU has no AVX2: both paths are the reference")
 	}
-	for _, pairs := range []int{1, 2, 7, 16, 48, 128} {
-		for _, blocks := range []int{1, 3} {
-			t.Run(fmt.Sprintf("pairs=%d/blocks=%d", pairs, blocks), func(t *testing.T) {
-				seed := uint64(97*pairs + blocks)
-				lut := randLUT(seed, pairs)
-				codes := randBytes(seed+1, blocks*32*pairs)
-				r := newRand(seed + 2)
-				n := 32 * blocks
-				c1, sd1 := make([]float32, n), make([]float32, n)
-				for i := range c1 {
-					c1[i], sd1[i] = r.Float32()*0.1, r.Float32()*0.05
-				}
-				c1[0], sd1[0] = 0, 0 // a zero row
-				k := &estConsts{a5: int32(r.IntN(60 * pairs)), s5: 0.0123, e1: 4.01, k1: 0.27}
-				ub, bmax := make([]float32, n), make([]float32, blocks)
-				wantUB, wantMax := make([]float32, n), make([]float32, blocks)
-				scanEst(lut, codes, blocks, pairs, 32*pairs, c1, sd1, k, ub, bmax, make([]uint16, n))
-				scanEstRef(lut, codes, blocks, pairs, 32*pairs, c1, sd1, k, nil, wantUB, wantMax, make([]uint16, n))
-				for i := range ub {
-					if math.Float32bits(ub[i]) != math.Float32bits(wantUB[i]) {
-						t.Fatalf("row %d: kernel %v, reference %v", i, ub[i], wantUB[i])
+	for _, wide := range []bool{false, true} {
+		t.Run(fmt.Sprintf("avx512=%v", wide), func(t *testing.T) {
+			if wide && !hardwareAVX512 {
+				t.Skip("CPU has no AVX-512")
+			}
+			hasAVX512 = wide
+			t.Cleanup(func() { hasAVX512 = hardwareAVX512 })
+			for _, pairs := range []int{1, 2, 3, 7, 16, 48, 128} {
+				for _, blocks := range []int{1, 2, 3, 4, 7} {
+					for _, gap := range []int{0, 64} {
+						t.Run(fmt.Sprintf("pairs=%d/blocks=%d/gap=%d", pairs, blocks, gap), func(t *testing.T) {
+							checkScanEst(t, pairs, blocks, 32*pairs+gap)
+						})
 					}
 				}
-				if !slices.Equal(bmax, wantMax) {
-					t.Fatalf("block maxima: kernel %v, reference %v", bmax, wantMax)
-				}
-			})
+			}
+		})
+	}
+}
+
+// checkScanEst compares scanEst with scanEstRef on random codes, blocks
+// stride bytes apart.
+func checkScanEst(t *testing.T, pairs, blocks, stride int) {
+	seed := uint64(97*pairs + blocks + stride)
+	lut := randLUT(seed, pairs)
+	codes := randBytes(seed+1, (blocks-1)*stride+32*pairs)
+	r := newRand(seed + 2)
+	n := 32 * blocks
+	c1, sd1 := make([]float32, n), make([]float32, n)
+	for i := range c1 {
+		c1[i], sd1[i] = r.Float32()*0.1, r.Float32()*0.05
+	}
+	c1[0], sd1[0] = 0, 0 // a zero row
+	k := &estConsts{a5: int32(r.IntN(60 * pairs)), s5: 0.0123, e1: 4.01, k1: 0.27}
+	ub, bmax := make([]float32, n), make([]float32, blocks)
+	wantUB, wantMax := make([]float32, n), make([]float32, blocks)
+	scanEst(lut, wideLUT(lut, pairs, nil), codes, blocks, pairs, stride, c1, sd1, k, ub, bmax, make([]uint16, n))
+	scanEstRef(lut, codes, blocks, pairs, stride, c1, sd1, k, nil, wantUB, wantMax, make([]uint16, n))
+	for i := range ub {
+		if math.Float32bits(ub[i]) != math.Float32bits(wantUB[i]) {
+			t.Fatalf("row %d: kernel %v, reference %v", i, ub[i], wantUB[i])
 		}
+	}
+	if !slices.Equal(bmax, wantMax) {
+		t.Fatalf("block maxima: kernel %v, reference %v", bmax, wantMax)
 	}
 }
 

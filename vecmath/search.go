@@ -301,7 +301,7 @@ func (s *Searcher) scanCodes(c *Codes, from, n int, ub, bmax []float32, raw []ui
 	pairs, bb := c.q.pdim/8, c.blockBytes()
 	b0, blocks := from/blockRows, n/blockRows
 	if pairs <= maxScanPairs {
-		scanEst(s.cq.lut, c.bits[b0*bb:], blocks, pairs, bb, c.c1[from:], c.sd1[from:], &s.cq.k, ub, bmax, raw)
+		scanEst(s.cq.lut, s.cq.wide, c.bits[b0*bb:], blocks, pairs, bb, c.c1[from:], c.sd1[from:], &s.cq.k, ub, bmax, raw)
 		return
 	}
 	// Wide vectors: sum the scan 256 pairs at a time, then estimate.
