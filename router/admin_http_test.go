@@ -49,6 +49,10 @@ func TestAdminHTTP(t *testing.T) {
 		if r := ts.admin("GET", "/admin/v1/debug/pprof/nosuch", nil); r.Status != 404 {
 			t.Errorf("unknown profile answers %d", r.Status)
 		}
+		// The command line may hold secrets given as flags.
+		if r := ts.admin("GET", "/admin/v1/debug/pprof/cmdline", nil); r.Status != 404 {
+			t.Errorf("cmdline answers %d: %.100s", r.Status, r.Raw)
+		}
 	})
 
 	var orgID, orgKey string

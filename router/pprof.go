@@ -10,16 +10,16 @@ import (
 )
 
 // pprofRoutes serves Go's profiler under /admin/v1/debug/pprof/ behind the
-// admin token (off, 404, without --admin-token): the index, cmdline,
-// profile (CPU, ?seconds=N), symbol, trace, and every named profile (heap,
-// allocs, goroutine, block, mutex, threadcreate).
+// admin token (off, 404, without --admin-token): the index, profile (CPU,
+// ?seconds=N), symbol, trace, and every named profile (heap, allocs,
+// goroutine, block, mutex, threadcreate). Not cmdline: a command line may
+// hold secrets given as flags.
 //
 //	go tool pprof -http : 'http://host:8080/admin/v1/debug/pprof/profile?seconds=20' \
 //	  # with the header X-Admin-Token (curl -H ... -o cpu.prof, then pprof cpu.prof)
 func (s *Server) pprofRoutes(r *frouter.Router) {
 	handlers := map[string]fasthttp.RequestHandler{
 		"":        fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Index),
-		"cmdline": fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Cmdline),
 		"profile": fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Profile),
 		"symbol":  fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Symbol),
 		"trace":   fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Trace),

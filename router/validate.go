@@ -104,7 +104,7 @@ func (v *validator) metadata(raw json.RawMessage, loc ...any) []byte {
 		v.add("json_invalid", "Invalid JSON", loc...)
 		return nil
 	}
-	if buf.Len() > maxMetadata {
+	if buf.Len() > maxMetadata && utf8Size(buf.Bytes()) > maxMetadata {
 		v.add("value_error", fmt.Sprintf("metadata must be at most %d bytes serialized", maxMetadata), loc...)
 		return nil
 	}
@@ -112,6 +112,25 @@ func (v *validator) metadata(raw json.RawMessage, loc ...any) []byte {
 		return nil
 	}
 	return buf.Bytes()
+}
+
+// utf8Size is the size of compact JSON with its strings' escapes of
+// non-ASCII characters written as UTF-8 (the spec's "serialized UTF-8
+// JSON"): a client that escapes "é" as \u00e9 sends 6 bytes for 2.
+func utf8Size(compact []byte) int {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(compact))
+	dec.UseNumber() // numbers keep their text
+	if dec.Decode(&v) != nil {
+		return len(compact)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return len(compact)
+	}
+	return min(len(compact), buf.Len()-1) // Encode ends with a newline
 }
 
 // uuids parses a list of atom IDs: malformed and repeated IDs are errors.

@@ -102,9 +102,12 @@ func TestWriteHTTP(t *testing.T) {
 		}
 		cases := []struct {
 			name string
-			body map[string]any
+			body any
 		}{
 			{"content 10000 chars", map[string]any{"content": "boundary " + strings.Repeat("a", 10000-9)}},
+			// 120 KB as sent, 40 KB as UTF-8 JSON (what the limit counts).
+			{"metadata with escaped non-ASCII", `{"content": "escaped metadata at the bound", "metadata": {"k": "` +
+				strings.Repeat(`\u00e9`, 20000) + `"}}`},
 			{"content 10000 multibyte chars", map[string]any{"content": strings.Repeat("é", 10000)}},
 			{"256 concepts", map[string]any{"content": "many concepts at the bound", "concepts": concepts}},
 			{"metadata 65536 bytes", map[string]any{"content": "big metadata at the bound",
@@ -148,6 +151,8 @@ func TestWriteHTTP(t *testing.T) {
 			{"a null concept", map[string]any{"content": "x", "concepts": []any{"keep", nil}}, "body.concepts.1", "string_type"},
 			{"metadata over 65536 bytes", map[string]any{"content": "x",
 				"metadata": map[string]any{"k": strings.Repeat("x", 65536-7)}}, "body.metadata", ""},
+			{"escaped metadata over 65536 bytes as UTF-8", `{"content": "x", "metadata": {"k": "` +
+				strings.Repeat(`\u00e9`, 32765) + `"}}`, "body.metadata", ""},
 			{"fingerprint 513", map[string]any{"content": "x", "fingerprint": strings.Repeat("f", 513)}, "body.fingerprint", "string_too_long"},
 			{"domain 101", map[string]any{"content": "x", "domain": strings.Repeat("d", 101)}, "body.domain", "string_too_long"},
 			{"unknown field", map[string]any{"content": "x", "colour": "red"}, "body.colour", "extra_forbidden"},

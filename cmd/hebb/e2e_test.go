@@ -489,6 +489,15 @@ func TestE2EMetricsAddr(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(string(body), "go_goroutines") || !strings.Contains(string(body), "hebb_") {
 		t.Errorf("GET /metrics: %d, %d bytes without go_goroutines or hebb_ metrics", res.StatusCode, len(body))
 	}
+	// That listener serves nothing else.
+	res, err = client.Get("http://" + addr + "/api/v1/memory/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != 404 {
+		t.Errorf("GET /api/v1/memory/stats on the metrics listener: %d, want 404", res.StatusCode)
+	}
 	// Moved, not copied: the REST listener no longer serves it (an operator
 	// moves it off a public interface).
 	res, err = client.Get("http://" + n.httpAddr + "/metrics")

@@ -146,9 +146,20 @@ func serveMetrics(ln net.Listener) (stop func(), errc <-chan error) {
 	if ln == nil {
 		return func() {}, ch
 	}
-	msrv := &fasthttp.Server{Handler: router.MetricsHandler(), NoDefaultServerHeader: true}
+	msrv := &fasthttp.Server{Handler: metricsOnly(router.MetricsHandler()), NoDefaultServerHeader: true}
 	go func() { ch <- msrv.Serve(ln) }()
 	return func() { _ = msrv.Shutdown() }, ch
+}
+
+// metricsOnly answers GET /metrics with h and anything else 404.
+func metricsOnly(h fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if string(ctx.Path()) != "/metrics" || !ctx.IsGet() && !ctx.IsHead() {
+			ctx.Error("404 page not found: this listener serves GET /metrics", fasthttp.StatusNotFound)
+			return
+		}
+		h(ctx)
+	}
 }
 
 // newEmbedder builds the --embedder. The http embedder probes its server
