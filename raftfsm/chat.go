@@ -339,23 +339,34 @@ func (s *chatState) join(c *ChatCmd) *ChatResult {
 }
 
 // leave removes c.User: the owner (or a service) removes anyone, a
-// participant removes themselves; the owner stays.
+// participant removes themselves; the owner stays. One leaving removes
+// every record of theirs (a guest merged into an account that was in the
+// room too has two), in one event.
 func (s *chatState) leave(c *ChatCmd) *ChatResult {
 	self := slices.Contains(c.Actors, c.User)
 	if r := s.check(c, !self); r != nil {
 		return r
 	}
-	p := s.participants[c.User]
+	ids := []string{c.User}
 	if self {
-		p = s.participant(c.Actors)
+		ids = c.Actors
 	}
-	if p == nil {
+	var mine []*ChatParticipant
+	for _, id := range ids {
+		if p := s.participants[id]; p != nil {
+			if p.Role == ChatRoleOwner {
+				return chatErr(ErrForbidden, ChatMsgOwnerStays)
+			}
+			mine = append(mine, p)
+		}
+	}
+	if len(mine) == 0 {
 		return chatErr(ErrNotFound, ChatMsgNoParticipant)
 	}
-	if p.Role == ChatRoleOwner {
-		return chatErr(ErrForbidden, ChatMsgOwnerStays)
+	for _, p := range mine {
+		delete(s.participants, p.UserID)
 	}
-	delete(s.participants, p.UserID)
+	p := mine[0]
 	seq := s.emit(chatEvent{kind: evLeft, at: c.At, user: p.UserID, role: p.Role})
 	return &ChatResult{Room: s.roomCopy(), Participant: p.copy(), Seq: seq}
 }

@@ -130,6 +130,20 @@ func TestChatMergedIdentities(t *testing.T) {
 	if r := x.ok(leave); r.Participant.UserID != "guest" {
 		t.Fatalf("leave %+v", r)
 	}
+
+	// A guest that joined a room its account was in already: leaving
+	// removes both records; an owner's stays whole.
+	x.ok(as("alice", ChatCmd{Op: ChatJoin, Room: "chat_a", User: "bob"}))
+	x.ok(as("alice", ChatCmd{Op: ChatJoin, Room: "chat_a", User: "guest"}))
+	x.ok(leave)
+	if v, _ := x.f.ChatRoom("chat_a"); len(v.Participants) != 1 {
+		t.Fatalf("after one leave the room holds %+v", v.Participants)
+	}
+	x.ok(as("alice", ChatCmd{Op: ChatJoin, Room: "chat_a", User: "guest"}))
+	owner := ChatCmd{Op: ChatLeave, Room: "chat_a", User: "alice", Actor: "alice", Actors: []string{"alice", "guest"}}
+	if r := x.apply(owner); !errors.Is(errKind(r), ErrForbidden) {
+		t.Fatalf("an owner with a merged guest left: %+v", r)
+	}
 }
 
 func TestChatEventsAndHistory(t *testing.T) {

@@ -50,15 +50,24 @@ func hashToken(raw string) string {
 }
 
 // sessionToken is the token of the request: a bearer token, else the
-// session cookie.
+// session cookie. Another Authorization scheme (a proxy's Basic
+// credentials) is not ours and does not hide the cookie.
 func sessionToken(ctx *fasthttp.RequestCtx) string {
-	if h := string(ctx.Request.Header.Peek("Authorization")); h != "" {
-		if tok, ok := strings.CutPrefix(h, "Bearer "); ok {
-			return strings.TrimSpace(tok)
-		}
-		return h
+	h := string(ctx.Request.Header.Peek("Authorization"))
+	if tok, ok := cutBearer(h); ok {
+		return tok
 	}
 	return string(ctx.Request.Header.Cookie(sessionCookie))
+}
+
+// cutBearer returns the token of an "Authorization: Bearer" header (the
+// scheme is case-insensitive, RFC 9110).
+func cutBearer(h string) (string, bool) {
+	const scheme = "bearer "
+	if len(h) < len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
+		return "", false
+	}
+	return strings.TrimSpace(h[len(scheme):]), true
 }
 
 // authenticate resolves the caller's session or fails with 401.

@@ -3,6 +3,7 @@ package chat_test
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
@@ -214,6 +215,7 @@ func TestValidationAndLimits(t *testing.T) {
 		{"malformed JSON", "POST", msgs, `{"content":`, 400, ""},
 		{"not an object", "POST", msgs, `["x"]`, 400, ""},
 		{"room name too long", "POST", "/api/rooms", map[string]any{"name": strings.Repeat("n", 101)}, 400, "name"},
+		{"room name at the bound once trimmed", "POST", "/api/rooms", map[string]any{"name": "  " + strings.Repeat("n", 100) + "  "}, 201, ""},
 		{"bad visibility", "POST", "/api/rooms", map[string]any{"name": "x", "visibility": "secret"}, 400, "visibility"},
 		{"lobby is internal", "POST", "/api/rooms", map[string]any{"name": "x", "lobby": true}, 400, "lobby"},
 		{"empty patch", "PATCH", "/api/rooms/" + room, map[string]any{}, 400, ""},
@@ -238,6 +240,18 @@ func TestValidationAndLimits(t *testing.T) {
 				}
 			}
 		})
+	}
+	// Nothing comes before the first message.
+	must(t, alice.do("POST", msgs, map[string]any{"content": "first"}), 201)
+	if page := must(t, alice.do("GET", msgs+"?before=0", nil), 200); len(dig(page.Body, "messages").([]any)) != 0 ||
+		page.Body["hasMore"] != false {
+		t.Fatalf("before=0: %s", page.Raw)
+	}
+	// A session cookie is not hidden by another Authorization scheme.
+	behindProxy := &client{t: t, n: n, hc: &http.Client{}, extra: map[string]string{
+		"Authorization": "Basic Zm9vOmJhcg==", "Cookie": "hebb_chat.session_token=" + alice.token}}
+	if r := behindProxy.do("GET", "/api/rooms/"+room, nil); r.Status != 200 {
+		t.Fatalf("cookie beside Basic credentials: %d %s", r.Status, r.Raw)
 	}
 	// Participants are capped (MaxParticipants 5 in the harness).
 	for i := range 4 {
@@ -317,6 +331,7 @@ func TestGuestUpgrade(t *testing.T) {
 	g2 := n.guest("Guest of Dave")
 	g2ID := g2.me()
 	must(t, g2.do("POST", "/api/rooms/"+room+"/participants", nil), 201)
+	must(t, dave.do("POST", "/api/rooms/"+room+"/participants", nil), 201) // dave is in the room too
 	m2 := must(t, g2.do("POST", msgs, map[string]any{"content": "before signing in"}), 201).str("id")
 	merged := must(t, g2.signInAs("dave", "Dave"), 200)
 	if merged.str("user", "id") != daveID || merged.Body["merged"] != true {
@@ -336,6 +351,12 @@ func TestGuestUpgrade(t *testing.T) {
 	if !slices.Contains(ids, daveID) || !slices.Contains(ids, guestID) || len(ids) != 3 {
 		t.Fatalf("participants %v", ids)
 	}
+	if got := must(t, dave.do("GET", "/api/rooms/"+room, nil), 200).Body["participantCount"]; got != float64(3) {
+		t.Fatalf("participantCount %v, want 3", got)
+	}
+	// Leaving leaves the room whole: no record of the guest stays behind.
+	must(t, dave.do("DELETE", "/api/rooms/"+room+"/participants/"+daveID, nil), 200)
+	must(t, dave.do("GET", msgs, nil), 403)
 	user := must(t, n.service().do("GET", "/internal/users/"+g2ID, nil), 200)
 	if user.str("id") != daveID {
 		t.Fatalf("merged guest resolves to %s", user.Raw)

@@ -3,7 +3,6 @@ package chat
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"strings"
 
 	frouter "github.com/fasthttp/router"
 	"github.com/valyala/fasthttp"
@@ -42,7 +41,7 @@ func (s *Server) checkService(c *call) error {
 	}
 	tok := string(c.ctx.Request.Header.Peek("X-Service-Token"))
 	if tok == "" {
-		tok, _ = strings.CutPrefix(string(c.ctx.Request.Header.Peek("Authorization")), "Bearer ")
+		tok, _ = cutBearer(string(c.ctx.Request.Header.Peek("Authorization")))
 	}
 	if tok == "" {
 		return unauthorized("missing_service_token", "Service token required")

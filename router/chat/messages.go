@@ -18,11 +18,12 @@ func (b *messageBody) check() error {
 	return v.err()
 }
 
-// readPage reads ?limit, ?before and ?after (at most one of the last two).
-func readPage(c *call) (raftfsm.ChatPage, error) {
+// readPage reads ?limit, ?before and ?after (at most one of the last two);
+// none is set when the page is empty whatever the room holds (before=0).
+func readPage(c *call) (p raftfsm.ChatPage, none bool, err error) {
 	var v validator
 	args := c.ctx.QueryArgs()
-	p := raftfsm.ChatPage{Limit: defaultPageLimit}
+	p = raftfsm.ChatPage{Limit: defaultPageLimit}
 	if raw := args.Peek("limit"); raw != nil {
 		n, err := strconv.Atoi(string(raw))
 		if err != nil || n < 1 || n > maxPageLimit {
@@ -30,12 +31,13 @@ func readPage(c *call) (raftfsm.ChatPage, error) {
 		}
 		p.Limit = n
 	}
-	p.Before, _ = queryUint(args, "before", &v)
+	var before bool
+	p.Before, before = queryUint(args, "before", &v)
 	p.After, p.Forward = queryUint(args, "after", &v)
 	if p.Forward && args.Has("before") {
 		v.add("value_error", "Give either before or after, not both", "query", "after")
 	}
-	return p, v.err()
+	return p, before && p.Before == 0, v.err() // nothing comes before the first message
 }
 
 // listMessages pages through a room's messages: newest first (before a
@@ -45,7 +47,7 @@ func (s *Server) listMessages(c *call) error {
 }
 
 func (s *Server) messagePage(c *call, room string, member bool) error {
-	page, err := readPage(c)
+	page, none, err := readPage(c)
 	if err != nil {
 		return err
 	}
@@ -60,6 +62,9 @@ func (s *Server) messagePage(c *call, room string, member bool) error {
 	msgs, more, ok := fsm.ChatMessages(room, page)
 	if !ok {
 		return notFound(raftfsm.ChatMsgRoomNotFound)
+	}
+	if none {
+		msgs, more = msgs[:0], false
 	}
 	var next *uint64
 	if more && len(msgs) > 0 {

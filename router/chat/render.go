@@ -116,13 +116,33 @@ type roomJSON struct {
 func (r *users) room(v raftfsm.ChatRoomView, withParticipants bool) *roomJSON {
 	out := &roomJSON{ID: v.Room.ID, Name: v.Room.Name, Description: v.Room.Description, Visibility: v.Room.Visibility,
 		Lobby: v.Room.Lobby, CreatedAt: stamp(v.Room.CreatedAt), UpdatedAt: stamp(v.Room.UpdatedAt),
-		ParticipantCount: len(v.Participants), Cursor: v.Head}
+		ParticipantCount: len(r.distinct(v.Participants)), Cursor: v.Head}
 	if v.Room.Owner != "" {
 		owner := r.canonical(v.Room.Owner)
 		out.OwnerID = &owner
 	}
 	if withParticipants {
 		out.Participants = r.participants(v.Participants)
+	}
+	return out
+}
+
+// distinct folds the records that are one account (a guest merged into
+// an account that was in the room too): the owner's record, else the
+// first, in the records' order.
+func (r *users) distinct(ps []raftfsm.ChatParticipant) []raftfsm.ChatParticipant {
+	at := make(map[string]int, len(ps))
+	out := make([]raftfsm.ChatParticipant, 0, len(ps))
+	for _, p := range ps {
+		id := r.canonical(p.UserID)
+		i, seen := at[id]
+		switch {
+		case !seen:
+			at[id] = len(out)
+			out = append(out, p)
+		case p.Role == raftfsm.ChatRoleOwner:
+			out[i] = p
+		}
 	}
 	return out
 }
@@ -139,6 +159,7 @@ func (r *users) participant(p raftfsm.ChatParticipant) participantJSON {
 }
 
 func (r *users) participants(ps []raftfsm.ChatParticipant) []participantJSON {
+	ps = r.distinct(ps)
 	out := make([]participantJSON, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, r.participant(p))

@@ -115,6 +115,10 @@ type roomBody struct {
 // field. Lobby and OwnerID are for the internal lobby routes only.
 func (b *roomBody) check(create, internal bool) error {
 	var v validator
+	if b.Name != nil { // stored trimmed, so measured trimmed
+		name := strings.TrimSpace(*b.Name)
+		b.Name = &name
+	}
 	if create {
 		v.required("name", b.Name != nil)
 	} else if b.Name == nil && b.Description == nil && b.Visibility == nil && b.Lobby == nil {

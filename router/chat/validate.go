@@ -62,7 +62,7 @@ func decodeBody(body []byte, v any, optional bool) error {
 	if err := d.Decode(v); err != nil {
 		return validationError(diagnose(err))
 	}
-	if d.More() {
+	if len(bytes.TrimSpace(body[d.InputOffset():])) > 0 {
 		return validationError(fieldErr("json_invalid", "Unexpected data after the JSON object", "body"))
 	}
 	return nil

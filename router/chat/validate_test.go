@@ -18,6 +18,9 @@ func TestDecodeBody(t *testing.T) {
 		{"unknown field", `{"content":"x","pin":1}`, false, "extra_forbidden"},
 		{"wrong type", `{"content":1}`, false, "type_error"},
 		{"trailing data", `{"content":"x"} {}`, false, "json_invalid"},
+		{"a stray closing brace", `{"content":"x"}}`, false, "json_invalid"},
+		{"a stray closing bracket", `{"content":"x"}] `, false, "json_invalid"},
+		{"trailing space", "{\"content\":\"x\"} \n", false, ""},
 		{"truncated", `{"content":`, false, "json_invalid"},
 		{"fine", `{"content":"x"}`, false, ""},
 	}
