@@ -174,10 +174,15 @@ func (s *Server) replayable(c *call, plan *renderPlan, shown []shownAtom) (bool,
 	if _, err := s.renderScopes(c, plan); err != nil {
 		return false, err
 	}
+	fsms := map[string]*raftfsm.FSM{} // one read barrier per account
 	for _, a := range shown {
-		fsm, err := s.backend.ReadFSM(c.std, a.tenant)
-		if err != nil {
-			return false, nil
+		fsm := fsms[a.tenant]
+		if fsm == nil {
+			var err error
+			if fsm, err = s.backend.ReadFSM(c.std, a.tenant); err != nil {
+				return false, nil
+			}
+			fsms[a.tenant] = fsm
 		}
 		if _, ok := fsm.Get(a.tenant, a.id); !ok {
 			return false, nil
