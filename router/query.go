@@ -44,7 +44,7 @@ func (s *Server) readBatch(c *call) error {
 			if err := privateDomain(*d, roomOnV2Msg, append(loc, "domain")...); err != nil {
 				v.errs = append(v.errs, err.Details["errors"].([]fieldError)...)
 			}
-			plans[i].req.Domains = []string{*d}
+			plans[i].req.Domains = []string{orDefault(*d)} // as read does
 		}
 	}
 	if err := v.err(); err != nil {
@@ -102,7 +102,7 @@ func (s *Server) query(c *call) error {
 			if err := privateDomain(d, roomOnV2Msg, "domains", i); err != nil {
 				v.errs = append(v.errs, err.Details["errors"].([]fieldError)...)
 			}
-			p.req.Domains = append(p.req.Domains, d)
+			p.req.Domains = append(p.req.Domains, orDefault(d))
 		}
 	}
 	p.req.Filter = validateFilter(v, req.MetadataFilter)

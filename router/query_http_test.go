@@ -53,6 +53,22 @@ func testReadBatch(t *testing.T, ts *testServer) {
 		}
 	})
 
+	t.Run("an empty domain is general, as on read and write", func(t *testing.T) {
+		general := memWrite(t, ts, key, "The parking garage opens at seven", map[string]any{"domain": ""})
+		q := map[string]any{"query": "parking garage opening hours", "domain": "", "min_relevance": 0, "include_associations": false}
+		r := ts.do("POST", "/memory/read-batch", key, map[string]any{"queries": []any{q}})
+		mustStatus(t, r, 200)
+		if ids := itemIDs(resp{Status: 200, Body: obj(list(r.Body["results"])[0])}); len(ids) != 1 || ids[0] != general {
+			t.Errorf("read-batch with domain \"\": %v, want [%s]", ids, general)
+		}
+		r = ts.do("POST", "/memory/query", key, map[string]any{"query": "parking garage opening hours", "domains": []string{""},
+			"min_relevance": 0, "include_associations": false})
+		mustStatus(t, r, 200)
+		if ids := itemIDs(r); len(ids) != 1 || ids[0] != general {
+			t.Errorf("query with domains [\"\"]: %v, want [%s]", ids, general)
+		}
+	})
+
 	t.Run("one result per query, in order, each with its own options", func(t *testing.T) {
 		queries := []map[string]any{
 			{"query": "coffee machine broken", "top_k": 1, "include_associations": false},

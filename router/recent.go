@@ -42,8 +42,8 @@ func (s *Server) recent(c *call) error {
 		v.intRange(*req.Limit, 1, maxRecentLimit, "limit")
 		q.Limit = *req.Limit
 	}
-	q.Since = v.instant(req.Since, "since")
-	q.Until = v.instant(req.Until, "until")
+	q.Since = v.instant(req.Since, true, "since")
+	q.Until = v.instant(req.Until, false, "until")
 	if req.ExcludeAuthor != nil {
 		q.ExcludeAuthor = *req.ExcludeAuthor
 	}
@@ -109,7 +109,9 @@ func decodeCursor(s string) (*raftfsm.Cursor, bool) {
 }
 
 // instant parses an ISO-8601 instant; a naive datetime is read as UTC.
-func (v *validator) instant(s *string, loc ...any) *int64 {
+// Stamps are microseconds: a lower bound finer than that rounds up, an
+// upper bound down, so both stay inclusive of exactly what they admit.
+func (v *validator) instant(s *string, lower bool, loc ...any) *int64 {
 	if s == nil || *s == "" {
 		return nil
 	}
@@ -119,6 +121,9 @@ func (v *validator) instant(s *string, loc ...any) *int64 {
 		return nil
 	}
 	us := t.UnixMicro()
+	if lower && t.After(time.UnixMicro(us)) {
+		us++
+	}
 	return &us
 }
 

@@ -176,6 +176,9 @@ func testRecentFeed(t *testing.T, ts *testServer) {
 			{"since after until", map[string]any{"since": hi, "until": lo}, nil},
 			{"naive datetime is UTC", map[string]any{"since": strings.TrimSuffix(created(20), "Z")}, newestFirst[:5]},
 			{"offset instant", map[string]any{"until": offset(created(3))}, newestFirst[21:]},
+			// Finer than a microsecond: 100 ns after an item leaves it out
+			// of since, 100 ns before it leaves it out of until.
+			{"since finer than a stamp", map[string]any{"since": strings.TrimSuffix(created(20), "Z") + "1Z"}, newestFirst[:4]},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
