@@ -190,13 +190,18 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	// The other stages start once the ranking's scan has had every core
 	// (its helper runs them, or ranked calls s.kickoff then, or before
 	// it returns).
-	s.plan(pool, slots, k)
+	s.plan(pool, slots, pool)   // every candidate of the pool may be seated or dropped
 	defer s.counting.settle()   // before the scratch goes back (deferred first)
 	defer s.associated.settle() // likewise
 	main := s.ranked(pool)
 	s.kickoff()
+	var dropped map[*Atom]bool // what diversity left out: no association slot brings it back
 	if req.Diversity > 0 && req.TopK < mmrPool && len(main) > k {
 		start := time.Now()
+		dropped = make(map[*Atom]bool, len(main))
+		for _, c := range main {
+			dropped[c.a] = true
+		}
 		main = s.diversify(main, k)
 		res.Diversified = true
 		res.DiversityMs = float64(time.Since(start).Microseconds()) / 1000
@@ -212,7 +217,7 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 		s.seated[c.a] = true
 	}
 	for _, c := range s.assoc {
-		if len(assoc) < slots && !s.seated[c.a] {
+		if len(assoc) < slots && !s.seated[c.a] && !dropped[c.a] {
 			assoc = append(assoc, c)
 		}
 	}

@@ -3,6 +3,7 @@ package raftfsm
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -323,6 +324,22 @@ func TestReadDiversity(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A candidate diversity left out does not come back through the slots
+// reserved for associations (§4.4 rule 7).
+func TestReadDiversityKeepsDroppedOut(t *testing.T) {
+	x := newFixture(t)
+	best := x.put("best", "d", unit(0.9, 0.436))
+	twin := x.put("near twin", "d", unit(0.89, 0.44, 0, 0, 0, 0, 0, 0.05), "cache")
+	other := x.put("different", "d", unit(0.8, 0, 0.6))
+	x.f.tenants[x.tenant].edges.touch("query", "cache", 0.5, 0, false, 1)
+	req := ReadRequest{Vector: oneHot(0), TopK: 2, MinRelevance: 0, IncludeAssociations: true, Concepts: []string{"query"}}
+	if res := x.read(req); !slices.Contains(itemIDs(res.Items), twin) {
+		t.Fatalf("without diversity the twin is not found at all: %v", itemIDs(res.Items))
+	}
+	req.Diversity = 0.5
+	assertIDs(t, "items", itemIDs(x.read(req).Items), []ID{best, other})
 }
 
 func TestReadFilter(t *testing.T) {
