@@ -17,7 +17,7 @@ func TestAPISurface(t *testing.T) {
 	c := newTestClient(t, "surface")
 	w, err := c.Write(ctx, client.WriteRequest{Content: "Grafana dashboards live in the ops folder", Domain: "ops",
 		Concepts: []string{"grafana", "dashboards"}, ExternalRef: "ref-1", Fingerprint: "fp-1",
-		Metadata: map[string]any{"team": "sre", "n": 12345678901234567}})
+		Metadata: map[string]any{"team": "sre <ops> & co", "n": 12345678901234567}})
 	if err != nil || !w.Stored {
 		t.Fatalf("write: %v %+v", err, w)
 	}
@@ -28,7 +28,7 @@ func TestAPISurface(t *testing.T) {
 			t.Fatal(err)
 		}
 		if a.Domain != "ops" || a.AtomType != client.AtomEpisode || a.ExternalRef == nil || *a.ExternalRef != "ref-1" ||
-			string(a.Metadata) != `{"n":12345678901234567,"team":"sre"}` || a.CreatedAt.IsZero() || a.SupersededBy != nil {
+			string(a.Metadata) != `{"n":12345678901234567,"team":"sre <ops> & co"}` || a.CreatedAt.IsZero() || a.SupersededBy != nil {
 			t.Fatalf("atom %+v metadata %s", a, a.Metadata)
 		}
 		b, err := c.AtomByExternalRef(ctx, "ref-1")
@@ -46,7 +46,7 @@ func TestAPISurface(t *testing.T) {
 			t.Fatalf("read-batch: %v %+v", err, res)
 		}
 		q, err := c.Query(ctx, client.QueryRequest{Query: "grafana dashboards", Domains: []string{"ops"},
-			MetadataFilter: []client.Condition{{Field: "team", Op: "eq", Value: "sre"}}, MinRelevance: client.Ptr(0.0)})
+			MetadataFilter: []client.Condition{{Field: "team", Op: "eq", Value: "sre <ops> & co"}}, MinRelevance: client.Ptr(0.0)})
 		if err != nil || len(q.Items) != 1 || q.Items[0].AtomID != w.ID() {
 			t.Fatalf("query: %v %+v", err, q)
 		}

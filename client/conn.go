@@ -285,7 +285,16 @@ func encodeBody(v any) ([]byte, error) {
 	case json.RawMessage:
 		return b, nil
 	}
-	return json.Marshal(v)
+	// Not json.Marshal: it writes <, > and & (in strings and in raw
+	// metadata alike) as \u003c escapes, so metadata would not come back
+	// byte for byte.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // drain reads what is left of a body (so the connection is reused) and
