@@ -25,7 +25,9 @@ type importStats struct {
 	Filtered       int `json:"filtered"`
 	Failed         int `json:"failed"`
 	SkippedSecrets int `json:"skipped_secrets"`
-	ChainLinks     int `json:"chain_links"` // supersede links made again
+	ChainLinks     int `json:"chain_links"`    // supersede links made again
+	LinksNotMade   int `json:"links_not_made"` // a predecessor was filtered: its successor could not supersede it
+	Unwritten      int `json:"unwritten"`      // rows read but not written: the import stopped
 }
 
 // importRow is one export line kept for writing.
@@ -46,7 +48,16 @@ type importer struct {
 	held     []importRow
 	stats    importStats
 	failures []string
+	notes    []string
+	// made maps the fresh ID of a chain member this import stored to the
+	// fresh IDs of the predecessors it superseded.
+	made  map[string][]string
+	index map[string]int // exported atom ID → its place in held
 }
+
+// abortLine is how an export the server could not finish ends
+// (router/export.go).
+const abortLine = "export aborted before its end"
 
 // cmdImport is `hebb import FILE`.
 func cmdImport(ctx context.Context, env *cliEnv, args []string) error {
@@ -76,7 +87,7 @@ func cmdImport(ctx context.Context, env *cliEnv, args []string) error {
 	defer cancel()
 	im := &importer{c: c, env: env, chunk: *chunk}
 	runErr := im.run(ctx, in, size)
-	im.report(pos[0], cf.json)
+	im.report(pos[0], cf.json, runErr != nil)
 	if runErr != nil {
 		return fmt.Errorf("import stopped: %w", runErr)
 	}
@@ -139,6 +150,10 @@ func (im *importer) add(ctx context.Context, line int, b []byte) error {
 	var a hebb.Atom
 	if err := json.Unmarshal(b, &a); err != nil {
 		im.fail(line, "not an export row: "+err.Error())
+		return nil
+	}
+	if a.AtomID == "" && strings.Contains(string(b), abortLine) {
+		im.fail(line, "the export is incomplete (the server stopped it here): export again")
 		return nil
 	}
 	switch {
@@ -249,6 +264,7 @@ func (im *importer) writeChains(ctx context.Context, p *progress) error {
 	for i := range im.held {
 		index[im.held[i].atom.AtomID] = i
 	}
+	im.index = index
 	fresh := map[string]string{}
 	done := make([]bool, len(im.held))
 	left, stuck := len(im.held), false
@@ -283,6 +299,10 @@ func (im *importer) writeChainAtom(ctx context.Context, r *importRow, fresh map[
 	for _, old := range r.atom.Supersedes {
 		if id, ok := fresh[old]; ok {
 			req.Supersedes = append(req.Supersedes, id)
+		} else if im.inFile(old) {
+			im.stats.LinksNotMade++
+			im.notes = append(im.notes, fmt.Sprintf("line %d: it replaced %s, which was not stored here "+
+				"(filtered as a duplicate of a live memory, or failed): that link is not made", r.line, old))
 		}
 	}
 	res, err := im.c.Write(ctx, req)
@@ -296,16 +316,60 @@ func (im *importer) writeChainAtom(ctx context.Context, r *importRow, fresh map[
 	}
 	if !res.Stored {
 		im.stats.Filtered++
-		return nil
+		// Already here (an import run twice): the predecessors this run
+		// stored for it would be live copies of replaced memories.
+		return im.unmake(ctx, req.Supersedes)
 	}
 	im.stats.Stored++
 	im.stats.ChainLinks += len(res.Superseded)
 	fresh[r.atom.AtomID] = res.ID()
+	if im.made == nil {
+		im.made = map[string][]string{}
+	}
+	im.made[res.ID()] = req.Supersedes
 	return nil
 }
 
-// report prints the summary (stdout) and the failures (stderr).
-func (im *importer) report(path string, asJSON bool) {
+// inFile reports whether an exported atom ID is a chain member of the
+// file being imported.
+func (im *importer) inFile(id string) bool {
+	_, ok := im.index[id]
+	return ok
+}
+
+// unmake deletes chain members this import stored, and their predecessors
+// it stored, counting them filtered instead.
+func (im *importer) unmake(ctx context.Context, ids []string) error {
+	for _, id := range ids {
+		preds, ok := im.made[id]
+		if !ok {
+			continue
+		}
+		delete(im.made, id)
+		if _, err := im.c.DeleteAtom(ctx, id); err != nil {
+			return fmt.Errorf("cannot remove the copy %s of a replaced memory already here: %w", id, err)
+		}
+		im.stats.Stored--
+		im.stats.Filtered++
+		im.stats.ChainLinks -= len(preds)
+		if err := im.unmake(ctx, preds); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// report prints the summary (stdout) and the failures (stderr); stopped:
+// the import ended on an error, so rows after those counted were not
+// written.
+func (im *importer) report(path string, asJSON, stopped bool) {
+	if stopped {
+		s := im.stats
+		im.stats.Unwritten = s.Rows - s.Stored - s.Filtered - s.Failed - s.SkippedSecrets
+	}
+	for _, n := range im.notes {
+		fmt.Fprintln(im.env.stderr, "note:", n)
+	}
 	shown := im.failures
 	if len(shown) > maxShownFails {
 		shown = shown[:maxShownFails]
@@ -331,6 +395,12 @@ func (im *importer) report(path string, asJSON bool) {
 	}
 	if s.ChainLinks > 0 {
 		fmt.Fprintf(im.env.stdout, ", %d supersede links made again", s.ChainLinks)
+	}
+	if s.LinksNotMade > 0 {
+		fmt.Fprintf(im.env.stdout, ", %d not (noted above)", s.LinksNotMade)
+	}
+	if stopped {
+		fmt.Fprintf(im.env.stdout, "; stopped: %d rows read were not written", s.Unwritten)
 	}
 	fmt.Fprintln(im.env.stdout, ")")
 }
