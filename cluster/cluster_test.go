@@ -343,6 +343,23 @@ func TestClusterLifecycle(t *testing.T) {
 			t.Fatalf("restarting the drained n4: %v, want ErrRemoved naming --join", err)
 		}
 	})
+
+	t.Run("the last node up cannot be drained", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		if err := n1.Drain(ctx, "n2"); err != nil {
+			t.Fatalf("Drain(n2): %v", err)
+		}
+		// n1 is alone among nodes that left or died: refused at once, not
+		// recorded as draining (a node joining later would complete it).
+		err := n1.Drain(ctx, "n1")
+		if !errors.Is(err, ErrInvalidCommand) || !strings.Contains(err.Error(), "last node") {
+			t.Fatalf("Drain(n1) alone: %v, want a refusal", err)
+		}
+		if st := n1.Meta().NodeState("n1"); st != "" {
+			t.Fatalf("n1 recorded as %q", st)
+		}
+	})
 }
 
 // TestRestartWithoutJoin restarts a node on its data dir with no --join

@@ -19,7 +19,7 @@ func (c *Cluster) Drain(ctx context.Context, nodeID string) error {
 	if !c.knows(nodeID) {
 		return fmt.Errorf("%w: node %s", ErrUnknownNode, nodeID)
 	}
-	if c.members == nil || len(c.members.snapshot()) <= 1 {
+	if c.takers(nodeID) == 0 {
 		return fmt.Errorf("%w: cannot drain the last node", ErrInvalidCommand)
 	}
 	if err := c.drainBlocked(ctx, nodeID); err != nil {
@@ -40,6 +40,23 @@ func (c *Cluster) Drain(ctx context.Context, nodeID string) error {
 		case <-time.After(drainPoll):
 		}
 	}
+}
+
+// takers counts the nodes that could take nodeID's replicas: up, of this
+// cluster, and neither draining nor drained. With none, a drain would wait
+// for ever and finish, unasked, once a node joined.
+func (c *Cluster) takers(nodeID string) int {
+	if c.members == nil {
+		return 0
+	}
+	n := 0
+	for _, m := range c.members.snapshot() {
+		if m.info.NodeID != nodeID && m.status == StatusAlive && !c.foreign(m.info) &&
+			c.meta.NodeState(m.info.NodeID) == "" {
+			n++
+		}
+	}
+	return n
 }
 
 func (c *Cluster) knows(nodeID string) bool {
