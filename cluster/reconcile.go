@@ -268,7 +268,13 @@ func (c *Cluster) reconcileMeta(ctx context.Context, v nodeView) error {
 		if !gone && contains(voters, id) && !liveMajorityWithout(voters, id, v) {
 			continue // a drained voter stays while the meta group could not elect without it
 		}
-		if (gone || v.draining[id] && c.meta.NodeState(id) == NodeLeft) && id != c.cfg.NodeID {
+		left := v.draining[id] && c.meta.NodeState(id) == NodeLeft
+		if left && id == c.cfg.NodeID && len(voters) > 1 {
+			// Drained while leading the meta group: the next leader removes it.
+			c.log.Info("handing over meta leadership: this node was drained")
+			return c.metaG.Raft().LeadershipTransfer().Error()
+		}
+		if (gone || left) && id != c.cfg.NodeID {
 			c.log.Info("removing node from the meta group", "node", id)
 			return c.metaG.RemoveServer(ctx, id)
 		}

@@ -265,3 +265,37 @@ func TestDrainWhileAnotherNodeIsDown(t *testing.T) {
 		writeAtom(t, nodes[0], tenantIn(gid), rng)
 	}
 }
+
+// A drained node that leads the meta group hands the leadership over, so
+// that the next leader removes it from the meta group: it does not keep
+// running the cluster's metadata after its drain reported it left.
+func TestDrainMetaLeader(t *testing.T) {
+	t.Parallel()
+	nodes := startNodes(t, 0, "m1", "m2", "m3")
+	for gid := uint32(1); gid <= testGroups; gid++ {
+		waitVoters(t, nodes, gid, "m1", "m2", "m3")
+	}
+	var leader, other *Cluster
+	waitUntil(t, "a meta leader", func() bool {
+		for _, n := range nodes {
+			if n.metaG.IsLeader() {
+				leader = n
+			}
+		}
+		return leader != nil
+	})
+	for _, n := range nodes {
+		if n != leader {
+			other = n
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := other.Drain(ctx, leader.NodeID()); err != nil {
+		t.Fatalf("Drain(meta leader %s): %v", leader.NodeID(), err)
+	}
+	waitUntil(t, "the drained node out of the meta group", func() bool {
+		v, _, err := other.metaG.Voters()
+		return err == nil && !leader.metaG.IsLeader() && !slices.Contains(v, leader.NodeID())
+	})
+}
