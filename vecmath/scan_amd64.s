@@ -215,6 +215,16 @@ chunk:
 	ADDQ         $128, R14; \
 	ADDQ         $128, R15
 
+// ESTCONSTS loads the bound constants of the estConsts at AX that
+// ESTBLOCK uses: a5 in Y14, s5 in Y13, e1 in Y12, k1 in Y11. (The
+// arguments themselves are loaded in each function: vet checks FP
+// references against the function they appear in, not through a macro.)
+#define ESTCONSTS \
+	VPBROADCASTD 0(AX), Y14; \
+	VBROADCASTSS 4(AX), Y13; \
+	VBROADCASTSS 8(AX), Y12; \
+	VBROADCASTSS 12(AX), Y11
+
 // func scanEstAVX2(lut, codes *byte, blocks, pairs, stride int, c1, sd1 *float32, k *estConsts, ub, bmax *float32)
 //
 // scanBitsAVX2 followed, per block, by the stage-1 upper bounds of its 32
@@ -232,10 +242,7 @@ TEXT ·scanEstAVX2(SB), NOSPLIT, $0-80
 	MOVQ         k+56(FP), AX
 	MOVQ         ub+64(FP), R15
 	MOVQ         bmax+72(FP), BX
-	VPBROADCASTD 0(AX), Y14  // a5
-	VBROADCASTSS 4(AX), Y13  // s5
-	VBROADCASTSS 8(AX), Y12  // e1
-	VBROADCASTSS 12(AX), Y11 // k1
+	ESTCONSTS
 	MOVQ $0x0f0f0f0f0f0f0f0f, AX
 	VMOVQ AX, X15
 	VPBROADCASTQ X15, Y15
@@ -295,10 +302,7 @@ TEXT ·scanEstAVX512(SB), NOSPLIT, $0-88
 	MOVQ         k+64(FP), AX
 	MOVQ         ub+72(FP), R15
 	MOVQ         bmax+80(FP), BX
-	VPBROADCASTD 0(AX), Y14  // a5
-	VBROADCASTSS 4(AX), Y13  // s5
-	VBROADCASTSS 8(AX), Y12  // e1
-	VBROADCASTSS 12(AX), Y11 // k1
+	ESTCONSTS
 	MOVQ         $0x0f0f0f0f0f0f0f0f, AX
 	VPBROADCASTQ AX, Z15
 	MOVQ         wide+8(FP), AX

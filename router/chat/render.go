@@ -114,15 +114,16 @@ type roomJSON struct {
 }
 
 func (r *users) room(v raftfsm.ChatRoomView, withParticipants bool) *roomJSON {
+	ps := r.distinct(v.Participants)
 	out := &roomJSON{ID: v.Room.ID, Name: v.Room.Name, Description: v.Room.Description, Visibility: v.Room.Visibility,
 		Lobby: v.Room.Lobby, CreatedAt: stamp(v.Room.CreatedAt), UpdatedAt: stamp(v.Room.UpdatedAt),
-		ParticipantCount: len(r.distinct(v.Participants)), Cursor: v.Head}
+		ParticipantCount: len(ps), Cursor: v.Head}
 	if v.Room.Owner != "" {
 		owner := r.canonical(v.Room.Owner)
 		out.OwnerID = &owner
 	}
 	if withParticipants {
-		out.Participants = r.participants(v.Participants)
+		out.Participants = r.rendered(ps)
 	}
 	return out
 }
@@ -158,8 +159,13 @@ func (r *users) participant(p raftfsm.ChatParticipant) participantJSON {
 	return participantJSON{UserID: r.canonical(p.UserID), Role: p.Role, JoinedAt: nullStamp(p.JoinedAt), User: r.view(p.UserID)}
 }
 
+// participants renders a room's participant records, one per account.
 func (r *users) participants(ps []raftfsm.ChatParticipant) []participantJSON {
-	ps = r.distinct(ps)
+	return r.rendered(r.distinct(ps))
+}
+
+// rendered renders records already folded by distinct.
+func (r *users) rendered(ps []raftfsm.ChatParticipant) []participantJSON {
 	out := make([]participantJSON, 0, len(ps))
 	for _, p := range ps {
 		out = append(out, r.participant(p))
