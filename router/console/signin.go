@@ -62,7 +62,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request, v *view) {
 	var found bool
 	meta := c.b.Meta()
 	meta.Synced(r.Context(), func() bool { u, found = meta.ConsoleUserByEmail(form.Email); return found })
-	hash := dummyHash
+	hash := dummyHash()
 	if found {
 		hash = u.PasswordHash
 	}
