@@ -275,6 +275,18 @@ func (c *Cluster) reconcileMeta(ctx context.Context, v nodeView) error {
 			return c.metaG.Raft().LeadershipTransfer().Error()
 		}
 		if (gone || left) && id != c.cfg.NodeID {
+			if left && v.alive[id] {
+				// A drained node still running is demoted first and removed
+				// once it knows (as in a data group, evict.go): removed as a
+				// voter, it never learns of it and campaigns until stopped.
+				if contains(voters, id) {
+					c.log.Info("demoting drained node before removing it from the meta group", "node", id)
+					return c.metaG.DemoteVoter(ctx, id)
+				}
+				if addr := c.raftAddrOf(c.metaG, id); addr != "" && !c.knowsDemotion(ctx, c.metaG, id, addr) {
+					return nil
+				}
+			}
 			c.log.Info("removing node from the meta group", "node", id)
 			return c.metaG.RemoveServer(ctx, id)
 		}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 // TestRestartTogether restarts every node of a cluster at once, none of
@@ -298,4 +300,63 @@ func TestDrainMetaLeader(t *testing.T) {
 		v, _, err := other.metaG.Voters()
 		return err == nil && !leader.metaG.IsLeader() && !slices.Contains(v, leader.NodeID())
 	})
+}
+
+// TestDrainedNodeStopsCampaigning drains a meta voter that does not lead
+// and is left running: it must be demoted before it is removed. A voter
+// removed at once may never learn of it (the leader stops replicating to
+// it as it appends the removal) and then calls elections the meta group
+// rejects until it is stopped; a non-voter never campaigns. The test
+// watches the leader's configuration for the demotion, since whether a
+// removed voter learns of its removal is a race.
+func TestDrainedNodeStopsCampaigning(t *testing.T) {
+	t.Parallel()
+	nodes := startNodes(t, 0, "c1", "c2", "c3")
+	for gid := uint32(1); gid <= testGroups; gid++ {
+		waitVoters(t, nodes, gid, "c1", "c2", "c3")
+	}
+	var leader, drained *Cluster
+	waitUntil(t, "a meta leader", func() bool {
+		for _, n := range nodes {
+			if n.metaG.IsLeader() {
+				leader = n
+			}
+		}
+		return leader != nil
+	})
+	for _, n := range nodes {
+		if n != leader {
+			drained = n
+		}
+	}
+	id := drained.NodeID()
+	demoted := make(chan bool, 1)
+	go func() {
+		seen := false
+		for end := time.Now().Add(testTimeout); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+			v, nv, err := leader.metaG.Voters()
+			if err != nil {
+				continue
+			}
+			seen = seen || slices.Contains(nv, id)
+			if !slices.Contains(v, id) && !slices.Contains(nv, id) {
+				break
+			}
+		}
+		demoted <- seen
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := leader.Drain(ctx, id); err != nil {
+		t.Fatalf("Drain(%s): %v", id, err)
+	}
+	if !<-demoted {
+		t.Fatalf("%s left the meta group without being demoted first", id)
+	}
+	// Several election timeouts: a voter that hears no leader campaigns.
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if st := drained.metaG.Raft().State(); st == raft.Candidate || st == raft.Leader {
+			t.Fatalf("the drained node's meta replica is a %v after its removal", st)
+		}
+	}
 }
