@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -206,12 +207,30 @@ func SignInPath(next string) string {
 }
 
 // safeNext returns next when it is a path on this site, else the overview.
+// A browser resolves the Location header as a URL, and http.Redirect
+// cleans the path first: "/console/../\\evil.example" became "/\\evil.example"
+// and "/<TAB>/evil.example" kept its tab, both read as another host. So a
+// backslash or a control character anywhere refuses it, and the path is
+// cleaned here and must still be one path on this site.
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") ||
-		strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if next == "" || next[0] != '/' || strings.ContainsFunc(next, func(r rune) bool {
+		return r == '\\' || r < 0x20 || r == 0x7f
+	}) {
 		return Base
 	}
-	return next
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return Base
+	}
+	clean := path.Clean(u.Path)
+	if strings.HasSuffix(u.Path, "/") && clean != "/" {
+		clean += "/"
+	}
+	if !strings.HasPrefix(clean, "/") || strings.HasPrefix(clean, "//") {
+		return Base
+	}
+	u.Path, u.RawPath = clean, ""
+	return u.String()
 }
 
 // metaResult proposes a meta command; an error apply result is returned

@@ -48,6 +48,15 @@ func TestSafeNext(t *testing.T) {
 	f("/console/keys", "/console/keys")
 	f("/oauth/authorize?client_id=x", "/oauth/authorize?client_id=x")
 	f("//evil.example/x", "/console")
+	// http.Redirect cleans the path: these became "/\\evil.example" and a
+	// tab browsers drop, both another host to a browser.
+	f("/console/../\\evil.example", "/console")
+	f("/\t/evil.example", "/console")
+	f("/console/..//evil.example", "/evil.example")
+	f("/%2F%2Fevil.example", "/evil.example")
+	f("/console/keys/", "/console/keys/")
+	f("/oauth/authorize?client_id=x&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb", "/oauth/authorize?client_id=x&redirect_uri=http%3A%2F%2F127.0.0.1%3A9%2Fcb")
+	f("/x\x7fy", "/console")
 	f("/\\evil.example", "/console")
 	f("https://evil.example", "/console")
 	f("/console\r\nSet-Cookie: x", "/console")
