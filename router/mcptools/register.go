@@ -80,7 +80,14 @@ func (t tool) handler(caller Caller, opts Options) mcp.ToolHandler {
 		if status >= 400 {
 			return errorResult(restError(status, raw)), nil
 		}
-		return t.result(raw), nil
+		var m map[string]any
+		if json.Unmarshal(raw, &m) != nil {
+			// A proxy's or portal's page: as structured content it made
+			// the SDK fail to encode the reply, and the call went unanswered.
+			return errorResult(envelope{Code: "INTERNAL", Retryable: true,
+				Message: fmt.Sprintf("The service answered HTTP %d with a body that is not a JSON object", status)}), nil
+		}
+		return t.result(raw, m), nil
 	}
 }
 
@@ -115,14 +122,10 @@ func (t tool) request(raw json.RawMessage, remote bool) (string, any, *envelope)
 	return path, json.RawMessage(b), nil
 }
 
-// result is a successful call: the REST JSON as structured content, a
-// one-line summary and the JSON as text.
-func (t tool) result(raw []byte) *mcp.CallToolResult {
-	summary := "Done."
-	var m map[string]any
-	if json.Unmarshal(raw, &m) == nil {
-		summary = t.summary(m)
-	}
+// result is a successful call: the REST JSON (raw, decoded as m) as
+// structured content, a one-line summary and the JSON as text.
+func (t tool) result(raw []byte, m map[string]any) *mcp.CallToolResult {
+	summary := t.summary(m)
 	return &mcp.CallToolResult{StructuredContent: json.RawMessage(raw),
 		Content: []mcp.Content{&mcp.TextContent{Text: summary}, &mcp.TextContent{Text: string(raw)}}}
 }

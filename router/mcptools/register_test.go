@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -200,6 +201,31 @@ func TestToolResults(t *testing.T) {
 		env := structured(t, call(t, cs, "memory_stats", nil))
 		if env["code"] != "INTERNAL" || env["retryable"] != true || env["message"] != "bad gateway" {
 			t.Errorf("envelope %v", env)
+		}
+	})
+	t.Run("2xx body not JSON", func(t *testing.T) {
+		// A captive portal's page: the call went unanswered.
+		cs := connect(t, &fakeCaller{status: 200, raw: "<html>sign in to the network</html>"}, Options{})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memory_stats"})
+		if err != nil {
+			t.Fatalf("memory_stats: %v", err)
+		}
+		if env := structured(t, res); !res.IsError || env["code"] != "INTERNAL" || env["retryable"] != true {
+			t.Errorf("result %v", env)
+		}
+	})
+	t.Run("summary counts", func(t *testing.T) {
+		for raw, want := range map[string]string{
+			`{"total_atoms":1,"domains":["a"]}`:     "1 memory in 1 domain.",
+			`{"total_atoms":2,"domains":["a","b"]}`: "2 memories in 2 domains.",
+			`{"total_atoms":0,"domains":[]}`:        "0 memories in 0 domains.",
+		} {
+			res := call(t, connect(t, &fakeCaller{status: 200, raw: raw}, Options{}), "memory_stats", nil)
+			if text := res.Content[0].(*mcp.TextContent).Text; text != want {
+				t.Errorf("summary of %s = %q, want %q", raw, text, want)
+			}
 		}
 	})
 	t.Run("missing room id", func(t *testing.T) {

@@ -187,21 +187,23 @@ func readSummary(r map[string]any) string {
 }
 
 func statsSummary(r map[string]any) string {
-	return fmt.Sprintf("%v memories in %d domains.", r["total_atoms"], length(r["domains"]))
+	atoms, _ := r["total_atoms"].(float64)
+	return counted(int(atoms), "memory") + " in " + counted(length(r["domains"]), "domain") + "."
 }
 
 func countSummary(field, noun string) func(map[string]any) string {
-	return func(r map[string]any) string {
-		n := length(r[field])
-		if n == 1 {
-			return "1 " + noun + "."
-		}
-		plural := noun + "s"
-		if noun == "memory" {
-			plural = "memories"
-		}
-		return fmt.Sprintf("%d %s.", n, plural)
+	return func(r map[string]any) string { return counted(length(r[field]), noun) + "." }
+}
+
+// counted is "1 noun" or "n nouns".
+func counted(n int, noun string) string {
+	switch {
+	case n == 1:
+		return "1 " + noun
+	case noun == "memory":
+		return fmt.Sprintf("%d memories", n)
 	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func length(v any) int {
