@@ -122,6 +122,9 @@ type OAuthToken struct {
 	Family    string    `json:"family"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Used      bool      `json:"used,omitempty"`
+	// Scopes narrows an access token issued by a refresh that asked for
+	// fewer scopes than its grant holds (RFC 6749 §6); nil is the grant's.
+	Scopes []string `json:"scopes,omitempty"`
 }
 
 // NewOAuthToken is a token to issue.
@@ -347,7 +350,33 @@ func (st *metaState) oauthRefresh(c OAuthRefresh) any {
 		cl.LastUsedAt = c.Now.UTC()
 		o.clients[cl.ClientID] = cl
 	}
-	return OAuthIssued{Grant: cloneGrant(g), Refresh: true}
+	issued := cloneGrant(g)
+	if narrow := narrowed(g.Scopes, c.Scopes); narrow != nil {
+		at := o.tokens[c.Access.Hash]
+		at.Scopes = narrow
+		o.tokens[at.Hash] = at
+		issued.Scopes = slices.Clone(narrow)
+	}
+	return OAuthIssued{Grant: issued, Refresh: true}
+}
+
+// narrowed returns the granted scopes a refresh asked for, in the grant's
+// order, when it asked for fewer than granted; nil when it asked for none
+// (the grant's scopes) or for all of them.
+func narrowed(granted, asked []string) []string {
+	if len(asked) == 0 {
+		return nil
+	}
+	var out []string
+	for _, sc := range granted {
+		if slices.Contains(asked, sc) {
+			out = append(out, sc)
+		}
+	}
+	if len(out) == len(granted) {
+		return nil
+	}
+	return out
 }
 
 // issue adds an access token (and a refresh token when refresh is set) to
@@ -449,6 +478,9 @@ func (m *Meta) OAuthAccess(hash string, now time.Time) (OAuthGrant, bool) {
 	}
 	g = cloneGrant(g)
 	g.ExpiresAt = t.ExpiresAt
+	if t.Scopes != nil {
+		g.Scopes = slices.Clone(t.Scopes)
+	}
 	return g, true
 }
 

@@ -145,6 +145,30 @@ func TestOAuthRefreshRotation(t *testing.T) {
 	wantGrantErr(t, f.refresh("rt_2", "at_4", "rt_4"), "unknown, expired or revoked")
 }
 
+// TestOAuthRefreshNarrows asks a refresh for fewer scopes than granted:
+// the new access token holds only those (RFC 6749 §6), the grant keeps
+// the rest for the next refresh. The full scope was issued instead.
+func TestOAuthRefreshNarrows(t *testing.T) {
+	f := newOAuthFixture(t, "memory:read", "memory:write", ScopeOfflineAccess)
+	f.redeem(fxCode, "fam_1", "at_1", "rt_1")
+	narrow := EncodeOAuthRefresh(OAuthRefresh{RefreshHash: "rt_1", ClientID: fxClient, Scopes: []string{"memory:read"},
+		Access: tok("at_2", f.now.Add(time.Hour)), Refresh: tok("rt_2", f.now.Add(time.Hour)), Now: f.now})
+	res, ok := f.apply(narrow).(OAuthIssued)
+	if !ok || strings.Join(res.Grant.Scopes, " ") != "memory:read" {
+		t.Fatalf("narrowed refresh = %+v", res)
+	}
+	if g, ok := f.m.OAuthAccess("at_2", f.now); !ok || strings.Join(g.Scopes, " ") != "memory:read" {
+		t.Errorf("narrowed access token resolves to scopes %v (ok %v)", g.Scopes, ok)
+	}
+	if g, _ := f.m.OAuthAccess("at_1", f.now); len(g.Scopes) != 3 {
+		t.Errorf("the first access token lost scopes: %v", g.Scopes)
+	}
+	res, ok = f.refresh("rt_2", "at_3", "rt_3").(OAuthIssued)
+	if g, _ := f.m.OAuthAccess("at_3", f.now); !ok || len(res.Grant.Scopes) != 3 || len(g.Scopes) != 3 {
+		t.Errorf("a refresh asking for no scope gets the grant's: issued %v, token %v", res.Grant.Scopes, g.Scopes)
+	}
+}
+
 func TestOAuthRevoke(t *testing.T) {
 	f := newOAuthFixture(t, ScopeOfflineAccess)
 	f.redeem(fxCode, "fam_1", "at_1", "rt_1")
