@@ -91,6 +91,25 @@ func (f *FSM) AtomCount(tenantID string) int {
 	return t.atomCount()
 }
 
+// AtomCountAfter is the tenant's atom count once items are stored, counting
+// only the items that may store: one whose external_ref is taken answers
+// with that atom (applyWrite counts the same way).
+func (f *FSM) AtomCountAfter(tenantID string, items []*WriteItem) int {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	t := f.tenants[tenantID]
+	if t == nil {
+		return len(items)
+	}
+	n := t.atomCount()
+	for _, it := range items {
+		if _, taken := existingRef(t, it); !taken {
+			n++
+		}
+	}
+	return n
+}
+
 // Domains returns the tenant's active domains, sorted.
 func (f *FSM) Domains(tenantID string) []string {
 	f.mu.RLock()

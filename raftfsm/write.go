@@ -15,8 +15,12 @@ func (f *FSM) applyWrite(c *WriteCmd, pre *batchGate) *WriteResults {
 			return res
 		}
 	}
-	if c.Limit > 0 && int64(t.atomCount()+len(c.Items)) > c.Limit {
-		return &WriteResults{Err: &ApplyError{Kind: ErrLimit, Message: "Atom limit of the plan reached"}}
+	// The atom limit counts the items that may store: an item whose
+	// external_ref exists answers with that atom and stores nothing, so a
+	// retry of a write that took the account to its limit still gets it.
+	limited := c.Limit > 0 && int64(t.atomCount()+t.newRefs(c.Items)) > c.Limit
+	if limited && len(c.Items) > 1 {
+		return limitResult()
 	}
 	out := &WriteResults{Results: make([]WriteResult, len(c.Items))}
 	defer t.remember(c, out)
@@ -43,9 +47,47 @@ func (f *FSM) applyWrite(c *WriteCmd, pre *batchGate) *WriteResults {
 				return out
 			}
 		}
+		if limited {
+			// One item: one the gate refuses stores nothing either, and
+			// gets its answer as below the limit.
+			if r, dup := f.duplicate(t, g, it, targets); dup {
+				out.Results[i] = r
+				continue
+			}
+			return limitResult()
+		}
 		out.Results[i] = f.writeOne(t, g, it, targets)
 	}
 	return out
+}
+
+func limitResult() *WriteResults {
+	return &WriteResults{Err: &ApplyError{Kind: ErrLimit, Message: "Atom limit of the plan reached"}}
+}
+
+// newRefs counts the items that may store: all but those whose external_ref
+// is already taken.
+func (t *tenant) newRefs(items []WriteItem) int {
+	n := 0
+	for i := range items {
+		if _, taken := existingRef(t, &items[i]); !taken {
+			n++
+		}
+	}
+	return n
+}
+
+// duplicate reports whether the gate refuses a non-secret item, with its
+// result.
+func (f *FSM) duplicate(t *tenant, g *gate, it *WriteItem, targets []*Atom) (WriteResult, bool) {
+	if it.Type == Secret {
+		return WriteResult{}, false
+	}
+	near, cos := g.nearest(t.domains[it.Domain], it.Vector, targets, true)
+	if _, ok := gateVerdict(near, cos); ok {
+		return WriteResult{}, false
+	}
+	return duplicateResult(near), true
 }
 
 // validateSupersedes checks targets in list order and stops at the first

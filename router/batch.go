@@ -147,7 +147,7 @@ func (s *Server) checkBatchLimit(c *call, g *batchGroup, idem *raftfsm.Idempoten
 			return nil
 		}
 	}
-	return s.checkAtomLimit(c, g.tenant, len(g.index))
+	return s.checkAtomLimit(c, g.tenant, g.items)
 }
 
 // batchGroup is the items of one batch that go to one tenant.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hebbdb/hebb/cluster"
+	"github.com/hebbdb/hebb/raftfsm"
 )
 
 // quotas counts each account's queries per UTC day (operator.md §6, §8).
@@ -147,13 +148,16 @@ func (s *Server) counted(h func(*call) error) func(*call) error {
 	}
 }
 
-// checkAtomLimit refuses early a write that would take the account past its
-// atom limit (total_atoms, every revision, secrets excluded). The exact check
-// runs again in apply (WriteCmd.Limit), so concurrent writes through any
-// node cannot pass the limit; a node without a replica of the org's group
-// leaves it to apply (a batch forwarded to a room's group may carry
-// private items too).
-func (s *Server) checkAtomLimit(c *call, tenant string, adding int) error {
+// checkAtomLimit refuses early a batch whose items would take the account
+// past its atom limit (total_atoms, every revision, secrets excluded); an
+// item whose external_ref is taken stores nothing and is not counted. The
+// exact check runs again in apply (WriteCmd.Limit), so concurrent writes
+// through any node cannot pass the limit; a node without a replica of the
+// org's group leaves it to apply (a batch forwarded to a room's group may
+// carry private items too). A single write is left to apply: at the limit
+// it still answers a taken external_ref or a duplicate the gate refuses
+// with 200, as below it.
+func (s *Server) checkAtomLimit(c *call, tenant string, items []*raftfsm.WriteItem) error {
 	limit := c.settings.Plan.AtomLimit
 	if limit <= 0 || tenant != c.org {
 		return nil
@@ -165,7 +169,7 @@ func (s *Server) checkAtomLimit(c *call, tenant string, adding int) error {
 	if err != nil {
 		return err
 	}
-	if int64(fsm.AtomCount(c.org)+adding) > limit {
+	if int64(fsm.AtomCountAfter(c.org, items)) > limit {
 		return atomLimitError(limit)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hebbdb/hebb/cluster"
@@ -156,6 +157,48 @@ func TestQuotaHTTP(t *testing.T) {
 		checkEnvelope(t, r, 429, "RATE_LIMITED")
 		if memReason(r) != "atom_limit" {
 			t.Errorf("details.reason %q", memReason(r))
+		}
+	})
+
+	t.Run("at the limit a taken external_ref or a duplicate answers as below it", func(t *testing.T) {
+		// A client whose write took the account to its limit and retried
+		// after a network error got a 429 instead of its atom (operator.md
+		// §8: a second write with an existing external_ref answers 200).
+		k := limited(t, "limited-refs", 2)
+		first := memWrite(t, ts, k, "Limited refs: the first memory of the account", map[string]any{"external_ref": "ext-1"})
+		memWrite(t, ts, k, "Limited refs: the second memory, now at the limit", nil)
+		for _, body := range []map[string]any{
+			{"content": "Limited refs: the first memory of the account", "external_ref": "ext-1"},
+			{"content": "Limited refs: another text under a taken ref", "external_ref": "ext-1"},
+		} {
+			r := ts.do("POST", "/memory/write", k, body)
+			mustStatus(t, r, 200)
+			if r.Body["stored"] != false || r.Body["atom_id"] != first || r.Body["reason"] != "external_ref exists" {
+				t.Errorf("retry at the limit: %s", r.Raw)
+			}
+		}
+		r := ts.do("POST", "/memory/write", k, map[string]any{"content": "Limited refs: the second memory, now at the limit"})
+		mustStatus(t, r, 200)
+		if r.Body["stored"] != false || !strings.HasPrefix(str(r.Body["reason"]), "duplicate of ") {
+			t.Errorf("duplicate at the limit: %s", r.Raw)
+		}
+		items := []map[string]any{{"content": "Limited refs: batch retry", "external_ref": "ext-1"}}
+		r = ts.do("POST", "/memory/write-batch", k, map[string]any{"items": items})
+		mustStatus(t, r, 200)
+		if res := r.Body["results"].([]any); len(res) != 1 || obj(res[0])["atom_id"] != first {
+			t.Errorf("batch retry at the limit: %s", r.Raw)
+		}
+		for _, path := range []string{"/memory/write", "/memory/write-batch"} {
+			body := map[string]any{"content": "Limited refs: a new memory past the limit", "external_ref": "ext-2"}
+			if path != "/memory/write" {
+				body = map[string]any{"items": []map[string]any{body}}
+			}
+			if r := ts.do("POST", path, k, body); r.Status != 429 || memReason(r) != "atom_limit" {
+				t.Errorf("%s: a new memory past the limit: %d %s", path, r.Status, r.Raw)
+			}
+		}
+		if n := memTotal(t, ts, k); n != 2 {
+			t.Errorf("total_atoms %d, want 2", n)
 		}
 	})
 

@@ -117,9 +117,6 @@ func (s *Server) write(c *call) error {
 		tenant = t
 		p.item.Provenance = s.provenance(c, t, req.Author)
 	}
-	if err := s.checkAtomLimit(c, tenant, 1); err != nil {
-		return err
-	}
 	if err := s.prepare(c, []*raftfsm.WriteItem{&p.item}); err != nil {
 		return err
 	}
