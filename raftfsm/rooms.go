@@ -59,6 +59,19 @@ type Member struct {
 	Revoked   bool
 	ExpiresAt int64 // 0: no expiry
 	JoinedAt  int64
+	// RevokedAt is when the owner revoked the membership (0 while never
+	// revoked): a code minted before it does not restore access.
+	RevokedAt int64
+}
+
+// endedAt is when an inactive membership ended: its revocation, else its
+// expiry. A revocation recorded before RevokedAt was (a snapshot of an
+// older version) ended no earlier than the join.
+func (m *Member) endedAt() int64 {
+	if m.Revoked {
+		return max(m.RevokedAt, m.JoinedAt)
+	}
+	return m.ExpiresAt
 }
 
 // Active reports whether the membership grants access at now.
@@ -143,6 +156,9 @@ func (f *FSM) applyRoom(c *RoomCmd) *RoomResult {
 	r := t.room
 	switch c.Op {
 	case RoomInvite:
+		if r.Archived {
+			return roomErr(ErrForbidden, "Room is archived")
+		}
 		inv := &Invite{Code: c.Code, Scope: c.Scope, MaxUses: c.MaxUses, ExpiresAt: c.ExpiresAt, CreatedAt: c.At}
 		r.invites[c.Code] = inv
 		return &RoomResult{Room: r.copy(), Invite: inv.copy()}
@@ -162,15 +178,25 @@ func (r *Room) join(c *RoomCmd) *RoomResult {
 	if inv == nil || !inv.outstanding(c.At) {
 		return roomErr(ErrNotFound, "Invite not found")
 	}
+	if r.Archived {
+		return roomErr(ErrForbidden, "Room is archived")
+	}
 	// The owner and an active member redeem without effect: the code is not
 	// used up and the membership keeps the scope and expiry the owner set
 	// (interface §3.2: redemption moves only a non-member, or a revoked or
 	// expired one, to active; changes to an active member are the owner's).
-	if m := r.members[c.Org]; c.Org == r.Owner || (m != nil && m.Active(c.At)) {
+	m := r.members[c.Org]
+	if c.Org == r.Owner || (m != nil && m.Active(c.At)) {
 		return &RoomResult{Room: r.copy(), Member: m.copy(), Invite: inv.copy()}
 	}
+	// A revoked or expired member comes back by a re-invite (§3.2): a code
+	// minted after the membership ended. One minted before, perhaps the
+	// code they joined with, let them undo the owner's revocation.
+	if m != nil && inv.CreatedAt <= m.endedAt() {
+		return roomErr(ErrForbidden, "Not an active member of this room")
+	}
 	inv.Uses++
-	m := &Member{Org: c.Org, JoinedAt: c.At, Scope: inv.Scope}
+	m = &Member{Org: c.Org, JoinedAt: c.At, Scope: inv.Scope}
 	r.members[c.Org] = m
 	return &RoomResult{Room: r.copy(), Member: m.copy(), Invite: inv.copy()}
 }
@@ -184,7 +210,9 @@ func (r *Room) changeMember(c *RoomCmd) *RoomResult {
 		return roomErr(ErrForbidden, "The room owner's membership cannot be changed or revoked")
 	}
 	if c.Op == RoomRevoke {
-		m.Revoked = true
+		if !m.Revoked {
+			m.Revoked, m.RevokedAt = true, c.At
+		}
 		return &RoomResult{Room: r.copy(), Member: m.copy()}
 	}
 	if c.SetScope {
@@ -324,7 +352,7 @@ func (e *enc) room(r *Room) {
 		e.u8(0)
 		return
 	}
-	e.u8(1)
+	e.u8(2) // 1: members without RevokedAt
 	e.str(r.ID)
 	e.str(r.Name)
 	e.str(r.Owner)
@@ -338,6 +366,7 @@ func (e *enc) room(r *Room) {
 		e.bool(m.Revoked)
 		e.varint(m.ExpiresAt)
 		e.varint(m.JoinedAt)
+		e.varint(m.RevokedAt)
 	}
 	invites := r.sortedInvites()
 	e.uvarint(uint64(len(invites)))
@@ -352,7 +381,8 @@ func (e *enc) room(r *Room) {
 }
 
 func (d *dec) room() *Room {
-	if d.u8() == 0 {
+	format := d.u8()
+	if format == 0 {
 		return nil
 	}
 	r := &Room{ID: d.str(), Name: d.str(), Owner: d.str(), Archived: d.bool(), CreatedAt: d.varint(),
@@ -360,6 +390,9 @@ func (d *dec) room() *Room {
 	n := d.count(1)
 	for i := 0; i < n && d.err == nil; i++ {
 		m := &Member{Org: d.str(), Scope: d.str(), Revoked: d.bool(), ExpiresAt: d.varint(), JoinedAt: d.varint()}
+		if format >= 2 {
+			m.RevokedAt = d.varint()
+		}
 		r.members[m.Org] = m
 	}
 	n = d.count(1)

@@ -432,6 +432,10 @@ func TestRoomMembershipHTTP(t *testing.T) {
 		if kept == "" {
 			t.Fatal("writer's room write not stored")
 		}
+		// A code of several uses minted before the revocation (say, the one
+		// the member joined with) must not undo it: the member rejoined by
+		// themselves.
+		old := str(rmInvite(t, ts, f.owner.key, f.room, map[string]any{"max_uses": 5})["code"])
 		r := ts.do("DELETE", members+f.writer.id, f.owner.key, nil)
 		mustStatus(t, r, 200)
 		if r.Body["org_id"] != f.writer.id || r.Body["status"] != "revoked" {
@@ -447,6 +451,9 @@ func TestRoomMembershipHTTP(t *testing.T) {
 		if m := rmMember(t, ts, f.owner.key, f.room, f.writer.id); m == nil || m["status"] != "revoked" {
 			t.Errorf("members list after revoke: %v", m)
 		}
+		rmErr(t, rmJoin(ts, f.writer.key, old), 403, "FORBIDDEN", "Not an active member of this room")
+		rmErr(t, rmRead(ts, f.writer.key, f.addr, "staging database", nil), 403, "FORBIDDEN",
+			"Not an active member of this room")
 		owner := rmRead(ts, f.owner.key, f.addr, "staging database", nil)
 		mustStatus(t, owner, 200)
 		if !contains(itemIDs(owner), kept) {
@@ -477,8 +484,11 @@ func TestRoomMembershipHTTP(t *testing.T) {
 		if got, err := time.Parse(time.RFC3339Nano, str(r.Body["expires_at"])); err != nil || !got.Equal(exp) {
 			t.Errorf("expires_at %v, want %v", r.Body["expires_at"], exp)
 		}
+		old := str(rmInvite(t, ts, f.owner.key, f.room, map[string]any{"max_uses": 5})["code"])
 		time.Sleep(time.Until(exp) + 100*time.Millisecond)
 		rmErr(t, rmRead(ts, f.reader.key, f.addr, "anything", nil), 403, "FORBIDDEN", "Not an active member of this room")
+		// A code minted before the expiry does not extend it.
+		rmErr(t, rmJoin(ts, f.reader.key, old), 403, "FORBIDDEN", "Not an active member of this room")
 		if m := rmMember(t, ts, f.owner.key, f.room, f.reader.id); m == nil || m["status"] != "expired" {
 			t.Errorf("members list after expiry: %v", m)
 		}
@@ -490,6 +500,7 @@ func TestRoomMembershipHTTP(t *testing.T) {
 	})
 
 	t.Run("archive", func(t *testing.T) {
+		outstanding := str(rmInvite(t, ts, f.owner.key, f.room, map[string]any{})["code"])
 		checkValidation(t, ts.do("POST", "/memory/rooms/"+f.room+"/archive", f.owner.key, map[string]any{"bogus": 1}),
 			"body", "bogus")
 		checkValidation(t, ts.do("POST", "/memory/rooms/"+f.room+"/archive", f.owner.key, "garbage"))
@@ -509,6 +520,14 @@ func TestRoomMembershipHTTP(t *testing.T) {
 		rmErr(t, rmRead(ts, f.reader.key, f.addr, "anything", nil), 403, "FORBIDDEN", "Room is archived")
 		rmErr(t, write(f.owner.key, "Owner writes into the archived room"), 403, "FORBIDDEN", "Room is archived")
 		rmErr(t, rmRead(ts, f.outsider.key, f.addr, "anything", nil), 403, "FORBIDDEN", "Not an active member of this room")
+		// No code is minted or redeemed into an archived room: a joiner got a
+		// membership, the room's name, and used up a redemption.
+		rmErr(t, ts.do("POST", "/memory/rooms/"+f.room+"/invites", f.owner.key, map[string]any{}), 403, "FORBIDDEN",
+			"Room is archived")
+		rmErr(t, rmJoin(ts, f.outsider.key, outstanding), 403, "FORBIDDEN", "Room is archived")
+		if row := rmRoomRow(t, ts, f.outsider.key, f.room); row != nil {
+			t.Errorf("the archived room is listed for a joiner: %v", row)
+		}
 	})
 }
 
