@@ -96,6 +96,7 @@ type OAuthCode struct {
 	Resource    string    `json:"resource,omitempty"`
 	Nonce       string    `json:"nonce,omitempty"`
 	KeyID       string    `json:"key_id,omitempty"` // the API key signed in with ("" for a session)
+	UserID      string    `json:"user_id,omitempty"` // the console user signed in with ("" for an API key)
 	AuthTime    time.Time `json:"auth_time"`
 	ExpiresAt   time.Time `json:"expires_at"`
 	Used        bool      `json:"used,omitempty"`
@@ -110,6 +111,7 @@ type OAuthGrant struct {
 	Scopes    []string  `json:"scopes"`
 	Resource  string    `json:"resource,omitempty"`
 	KeyID     string    `json:"key_id,omitempty"` // the API key signed in with: its revocation revokes the grant
+	UserID    string    `json:"user_id,omitempty"` // the console user signed in with: their role bounds the scopes
 	AuthTime  time.Time `json:"auth_time"`
 	ExpiresAt time.Time `json:"expires_at"` // the latest expiry of its tokens
 }
@@ -315,7 +317,7 @@ func (st *metaState) oauthRedeemCode(c OAuthRedeemCode) any {
 	code.Used, code.Family = true, c.Family
 	o.codes[code.Hash] = code
 	g := OAuthGrant{Family: c.Family, ClientID: code.ClientID, OrgID: code.OrgID, Scopes: slices.Clone(code.Scopes),
-		Resource: code.Resource, KeyID: code.KeyID, AuthTime: code.AuthTime}
+		Resource: code.Resource, KeyID: code.KeyID, UserID: code.UserID, AuthTime: code.AuthTime}
 	refresh := slices.Contains(code.Scopes, ScopeOfflineAccess) && c.Refresh.Hash != ""
 	g = o.issue(g, c.Access, c.Refresh, refresh)
 	return OAuthIssued{Grant: cloneGrant(g), Nonce: code.Nonce, Refresh: refresh}

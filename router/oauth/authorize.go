@@ -175,8 +175,9 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	code := newSecret(codePrefix)
 	now := time.Now().UTC()
 	_, err = s.propose(r.Context(), cluster.EncodeOAuthIssueCode(cluster.OAuthIssueCode{Now: now, Code: cluster.OAuthCode{
-		Hash: hashSecret(code), ClientID: req.ClientID, OrgID: t.Org, RedirectURI: req.RedirectURI, Scopes: req.Scopes,
-		Challenge: req.Challenge, Resource: strings.TrimRight(req.Resource, "/"), Nonce: req.Nonce, KeyID: t.Key,
+		Hash: hashSecret(code), ClientID: req.ClientID, OrgID: t.Org, RedirectURI: req.RedirectURI,
+		Scopes: s.roleScopes(t.Org, t.User, req.Scopes), Challenge: req.Challenge,
+		Resource: strings.TrimRight(req.Resource, "/"), Nonce: req.Nonce, KeyID: t.Key, UserID: t.User,
 		AuthTime: time.Unix(t.AuthTime, 0).UTC(), ExpiresAt: now.Add(codeTTL)}}))
 	if err != nil {
 		s.log.Error("oauth issue code", "err", err)

@@ -160,6 +160,12 @@ func (s *Server) Verify(ctx context.Context, token string) (Grant, error) {
 	if !ok || g.Resource != "" && g.Resource != s.cfg.Resource {
 		return Grant{}, ErrInvalidToken
 	}
+	if g.UserID != "" {
+		if _, member := s.role(g.OrgID, g.UserID); !member {
+			return Grant{}, ErrInvalidToken // removed from the workspace since
+		}
+		g.Scopes = s.roleScopes(g.OrgID, g.UserID, g.Scopes)
+	}
 	out := Grant{OrgID: g.OrgID, ClientID: g.ClientID, Scopes: g.Scopes, ExpiresAt: g.ExpiresAt}
 	if c, ok := meta.OAuthClient(g.ClientID); ok {
 		out.ClientName = c.Name
@@ -282,4 +288,34 @@ func (s *Server) propose(ctx context.Context, cmd []byte) (any, error) {
 		return nil, e
 	}
 	return res, nil
+}
+
+// role returns a console user's role in org, and whether they are in it.
+func (s *Server) role(org, user string) (string, bool) {
+	u, ok := s.backend.Meta().ConsoleUser(user)
+	if !ok {
+		return "", false
+	}
+	r := u.Role(org)
+	return r, r != ""
+}
+
+// roleScopes bounds scopes by what the person who signed in may do in the
+// workspace: a member looks (README, "Console"), so a member's consent, or
+// a token granted by an owner since made a member, carries no
+// memory:write. A sign-in with an API key (user "") keeps them all.
+func (s *Server) roleScopes(org, user string, scopes []string) []string {
+	if user == "" {
+		return scopes
+	}
+	if r, _ := s.role(org, user); r == cluster.ConsoleRoleOwner {
+		return scopes
+	}
+	out := make([]string, 0, len(scopes))
+	for _, sc := range scopes {
+		if sc != ScopeMemoryWrite {
+			out = append(out, sc)
+		}
+	}
+	return out
 }

@@ -70,7 +70,7 @@ func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRe
 	if o, ok := meta.Org(who.org); ok && o.Name != "" {
 		d.Account = o.Name + " (" + who.org + ")"
 	}
-	for _, sc := range req.Scopes {
+	for _, sc := range s.roleScopes(who.org, who.user, req.Scopes) {
 		d.Scopes = append(d.Scopes, scopeText[sc]+" ("+sc+")")
 	}
 	if who.user != "" {

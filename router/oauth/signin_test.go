@@ -7,6 +7,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/hebbdb/hebb/cluster"
 )
 
 // sessionCookie carries the test host's session: "org|user".
@@ -173,5 +176,78 @@ func TestStandalonePages(t *testing.T) {
 	if st != 200 || h.Get("Content-Security-Policy") != standaloneCSP || !strings.HasPrefix(body, "<!doctype html>") ||
 		strings.Contains(body, "Use an API key instead") || !strings.Contains(body, `class="btn primary"`) {
 		t.Errorf("%d %q %s", st, h.Get("Content-Security-Policy"), body)
+	}
+}
+
+// TestSessionRoleBoundsScopes: a workspace member looks and does not
+// change (README, "Console"), so a member's consent grants no
+// memory:write; an owner's token loses it when the owner is made a member,
+// and stops working when they leave the workspace. A member's consent
+// gave an AI client write access to the workspace.
+func TestSessionRoleBoundsScopes(t *testing.T) {
+	e := newSessionEnv(t)
+	b, _ := backend(t)
+	newUser := func(id, role string) {
+		t.Helper()
+		res, _ := b.ProposeMeta(context.Background(), cluster.EncodeConsoleCreateUser(cluster.ConsoleCreateUser{
+			User: cluster.ConsoleUser{ID: id, Email: id + "@example.com", PasswordHash: "unused",
+				Orgs: []cluster.ConsoleMembership{{OrgID: "org_test", Role: role}}}, Now: time.Now()}))
+		if _, failed := res.(error); failed || res == nil {
+			t.Fatalf("create %s: %v", id, res)
+		}
+	}
+	newUser("usr_mem", cluster.ConsoleRoleMember)
+	newUser("usr_own", cluster.ConsoleRoleOwner)
+	c := e.publicClient()
+	params := e.authParams(c, "memory:read memory:write")
+	token := func(user string) (string, string) {
+		t.Helper()
+		e.cookie = "org_test|" + user
+		ticket := e.consentTicket(params)
+		st, h, _ := e.decide(ticket, "allow")
+		st, tok := e.exchange(c, e.redirected(st, h).Get("code"), c.verifier)
+		if st != 200 {
+			t.Fatalf("exchange: %d %v", st, tok)
+		}
+		return tok["access_token"].(string), tok["scope"].(string)
+	}
+	scopes := func(access string) string {
+		t.Helper()
+		g, err := e.srv.Verify(context.Background(), access)
+		if err != nil {
+			return "invalid"
+		}
+		return strings.Join(g.Scopes, " ")
+	}
+
+	e.cookie = "org_test|usr_mem"
+	if _, _, _, body := e.get("/oauth/authorize?" + params.Encode()); strings.Contains(body, "(memory:write)") {
+		t.Errorf("a member's consent page offers memory:write:\n%s", body)
+	}
+	access, scope := token("usr_mem")
+	if scope != "memory:read" || scopes(access) != "memory:read" {
+		t.Errorf("member's token: scope %q, verified %q", scope, scopes(access))
+	}
+
+	access, scope = token("usr_own")
+	if scope != "memory:read memory:write" || scopes(access) != "memory:read memory:write" {
+		t.Fatalf("owner's token: scope %q, verified %q", scope, scopes(access))
+	}
+	set := func(role string) {
+		t.Helper()
+		if res, _ := b.ProposeMeta(context.Background(), cluster.EncodeConsoleSetRole(cluster.ConsoleSetRole{
+			UserID: "usr_own", OrgID: "org_test", Role: role, Now: time.Now()})); res != nil {
+			if err, ok := res.(error); ok {
+				t.Fatalf("set role %q: %v", role, err)
+			}
+		}
+	}
+	set(cluster.ConsoleRoleMember)
+	if got := scopes(access); got != "memory:read" {
+		t.Errorf("owner made a member: token verifies with %q", got)
+	}
+	set("") // leaves the workspace
+	if got := scopes(access); got != "invalid" {
+		t.Errorf("a person who left the workspace: token verifies with %q", got)
 	}
 }
