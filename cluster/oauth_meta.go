@@ -95,7 +95,7 @@ type OAuthCode struct {
 	Challenge   string    `json:"code_challenge"` // PKCE S256
 	Resource    string    `json:"resource,omitempty"`
 	Nonce       string    `json:"nonce,omitempty"`
-	KeyID       string    `json:"key_id,omitempty"` // the API key signed in with ("" for a session)
+	KeyID       string    `json:"key_id,omitempty"`  // the API key signed in with ("" for a session)
 	UserID      string    `json:"user_id,omitempty"` // the console user signed in with ("" for an API key)
 	AuthTime    time.Time `json:"auth_time"`
 	ExpiresAt   time.Time `json:"expires_at"`
@@ -110,7 +110,7 @@ type OAuthGrant struct {
 	OrgID     string    `json:"org_id"`
 	Scopes    []string  `json:"scopes"`
 	Resource  string    `json:"resource,omitempty"`
-	KeyID     string    `json:"key_id,omitempty"` // the API key signed in with: its revocation revokes the grant
+	KeyID     string    `json:"key_id,omitempty"`  // the API key signed in with: its revocation revokes the grant
 	UserID    string    `json:"user_id,omitempty"` // the console user signed in with: their role bounds the scopes
 	AuthTime  time.Time `json:"auth_time"`
 	ExpiresAt time.Time `json:"expires_at"` // the latest expiry of its tokens
