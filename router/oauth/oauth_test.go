@@ -291,6 +291,9 @@ func TestRegistration(t *testing.T) {
 		{"plain http off loopback", map[string]any{"redirect_uris": []string{"http://claude.ai/cb"}}, "invalid_redirect_uri"},
 		{"javascript", map[string]any{"redirect_uris": []string{"javascript:alert(1)"}}, "invalid_redirect_uri"},
 		{"fragment", map[string]any{"redirect_uris": []string{"http://127.0.0.1/cb#x"}}, "invalid_redirect_uri"},
+		{"ftp on an allowed host", map[string]any{"redirect_uris": []string{"ftp://claude.ai/cb"}}, "invalid_redirect_uri"},
+		{"ws on an allowed host", map[string]any{"redirect_uris": []string{"ws://claude.ai/cb"}}, "invalid_redirect_uri"},
+		{"private-use scheme", map[string]any{"redirect_uris": []string{"ai.claude.app://claude.ai/cb"}}, ""},
 		{"relative", map[string]any{"redirect_uris": []string{"/cb"}}, "invalid_redirect_uri"},
 		{"none", map[string]any{"client_name": "x"}, "invalid_redirect_uri"},
 		{"bad grant", map[string]any{"redirect_uris": []string{testRedirect}, "grant_types": []string{"password"}}, "invalid_client_metadata"},
@@ -342,6 +345,15 @@ func TestAuthorizeErrors(t *testing.T) {
 			t.Errorf("%d, Location %q", st, h.Get("Location"))
 		}
 	})
+	for _, uri := range []string{"http://127.0.0.1:1234/callback#x", "http://127.0.0.1:1234/callback#", "http://u:p@127.0.0.1:1234/callback"} {
+		t.Run("loopback redirect with a fragment or userinfo is a page: "+uri, func(t *testing.T) {
+			p := e.authParams(c, "memory:read")
+			p.Set("redirect_uri", uri)
+			if st, _, h, _ := e.get("/oauth/authorize?" + p.Encode()); st != 400 || h.Get("Location") != "" {
+				t.Errorf("%d, Location %q", st, h.Get("Location"))
+			}
+		})
+	}
 	t.Run("loopback redirect on another port matches", func(t *testing.T) {
 		p := e.authParams(c, "memory:read")
 		p.Set("redirect_uri", "http://127.0.0.1:1234/callback")
@@ -493,6 +505,10 @@ func TestTokenErrors(t *testing.T) {
 		{"refresh not registered", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"hrt_x"}, "client_id": {pub.id}}, nil, 400, "unauthorized_client"},
 		{"unknown code", url.Values{"grant_type": {"authorization_code"}, "code": {"hac_x"}, "code_verifier": {pub.verifier},
 			"client_id": {pub.id}}, nil, 400, "invalid_grant"},
+		{"short verifier", url.Values{"grant_type": {"authorization_code"}, "code": {"hac_x"}, "code_verifier": {"a"},
+			"client_id": {pub.id}}, nil, 400, "invalid_request"},
+		{"verifier with a space", url.Values{"grant_type": {"authorization_code"}, "code": {"hac_x"},
+			"code_verifier": {strings.Repeat("a", 42) + " "}, "client_id": {pub.id}}, nil, 400, "invalid_request"},
 		{"other resource", url.Values{"grant_type": {"authorization_code"}, "code": {"hac_x"}, "code_verifier": {pub.verifier},
 			"client_id": {pub.id}, "resource": {"https://evil.test/mcp"}}, nil, 400, "invalid_target"},
 	}

@@ -157,6 +157,11 @@ func (s *Server) redirectAllowed(raw string) error {
 	if scheme == "http" {
 		return fmt.Errorf("redirect URI %q: plain http is allowed only on a loopback host", raw)
 	}
+	if scheme != "https" && !strings.Contains(scheme, ".") {
+		// A private-use scheme is a reversed domain name (RFC 8252 §7.1);
+		// ftp: or ws: on an allowed host is neither.
+		return fmt.Errorf("redirect URI scheme %q is not allowed: use https or a private-use scheme (com.example.app)", scheme)
+	}
 	if host == "" || !s.hostAllowed(host) {
 		return fmt.Errorf("redirect host %q is not allowed on this server (operator flag --oauth-redirect-hosts)", host)
 	}
@@ -195,7 +200,7 @@ func redirectMatches(registered []string, got string) bool {
 		return true
 	}
 	g, err := url.Parse(got)
-	if err != nil || !isLoopback(g.Hostname()) {
+	if err != nil || !isLoopback(g.Hostname()) || g.Fragment != "" || strings.Contains(got, "#") || g.User != nil {
 		return false
 	}
 	for _, r := range registered {

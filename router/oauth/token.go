@@ -82,6 +82,10 @@ func (s *Server) redeemCode(r *http.Request, client cluster.OAuthClient) (cluste
 	if code == "" || verifier == "" {
 		return cluster.OAuthIssued{}, issuedPair{}, errorf(http.StatusBadRequest, "invalid_request", "code and code_verifier are required")
 	}
+	if !validVerifier(verifier) {
+		return cluster.OAuthIssued{}, issuedPair{}, errorf(http.StatusBadRequest, "invalid_request",
+			"code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~ (RFC 7636 §4.1)")
+	}
 	now := time.Now().UTC()
 	pair, access, refresh := newPair(now)
 	res, err := s.propose(r.Context(), cluster.EncodeOAuthRedeemCode(cluster.OAuthRedeemCode{CodeHash: hashSecret(code),
@@ -221,4 +225,20 @@ func (s *Server) userinfo(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// validVerifier reports whether a PKCE code_verifier has the length and
+// characters RFC 7636 §4.1 requires: a short one adds no security.
+func validVerifier(v string) bool {
+	if len(v) < 43 || len(v) > 128 {
+		return false
+	}
+	for _, c := range []byte(v) {
+		ok := c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '.' || c == '_' || c == '~'
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
