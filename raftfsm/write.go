@@ -103,7 +103,10 @@ func validateSupersedes(t *tenant, ids []ID) ([]*Atom, *ApplyError) {
 		case a.Type == Secret:
 			return nil, &ApplyError{Kind: ErrSecretTarget, Target: id,
 				Message: fmt.Sprintf("Supersede target %s is a secret and cannot be superseded", id)}
-		case a.Superseded():
+		case a.Superseded() && t.atoms[a.SupersededBy] != nil:
+			// A successor deleted since left the target with none (its
+			// pointer dangles): it may be superseded again, else it stayed
+			// hidden for good and the 409 named an atom that answers 404.
 			return nil, &ApplyError{Kind: ErrConflict, Target: a.SupersededBy,
 				Message: fmt.Sprintf("Supersede target %s was already superseded by %s", id, a.SupersededBy)}
 		}

@@ -119,14 +119,6 @@ func TestChainHTTP(t *testing.T) {
 	v2 := ts.supersede("The API rate limit is 200 requests per minute", v1)
 	v3 := ts.supersede("The API rate limit is 300 requests per minute", v2)
 
-	revIDs := func(r resp) []string {
-		var out []string
-		for _, x := range list(r.Body["revisions"]) {
-			out = append(out, str(obj(x)["id"]))
-		}
-		return out
-	}
-
 	t.Run("order and head", func(t *testing.T) {
 		for _, from := range []string{v1, v2, v3} {
 			r := ts.do("GET", "/memory/atoms/"+from+"/chain", ts.Key, nil)
@@ -239,6 +231,21 @@ func TestDeleteHTTP(t *testing.T) {
 		if !reflect.DeepEqual(stringsOf(r.Body["superseded_predecessors_left_hidden"]), []string{a}) || r.Body["history_destroyed"] != true {
 			t.Errorf("head delete %s", r.Raw)
 		}
+		// The predecessor has no successor any more: a new revision may
+		// replace it (it answered 409 naming the deleted atom, for good).
+		r = ts.do("POST", "/memory/write", ts.Key, map[string]any{"content": "The VPN gateway is vpn-3", "supersedes": []string{a}})
+		mustStatus(t, r, 200)
+		if r.Body["stored"] != true || !reflect.DeepEqual(stringsOf(r.Body["superseded"]), []string{a}) {
+			t.Fatalf("superseding the predecessor again: %s", r.Raw)
+		}
+		c := str(r.Body["atom_id"])
+		r = ts.do("GET", "/memory/atoms/"+a+"/chain", ts.Key, nil)
+		mustStatus(t, r, 200)
+		if !reflect.DeepEqual(revIDs(r), []string{a, c}) {
+			t.Errorf("chain after the new revision: %s", r.Raw)
+		}
+		checkEnvelope(t, ts.do("POST", "/memory/write", ts.Key, map[string]any{"content": "The VPN gateway is vpn-4",
+			"supersedes": []string{a}}), 409, "CONFLICT")
 	})
 
 	t.Run("foreign atom is not reached", func(t *testing.T) {
@@ -454,4 +461,13 @@ func TestResetHTTP(t *testing.T) {
 		}
 		ts.write("Writable after a reset", nil)
 	})
+}
+
+// revIDs lists the IDs of a chain answer's revisions, in order.
+func revIDs(r resp) []string {
+	var out []string
+	for _, x := range list(r.Body["revisions"]) {
+		out = append(out, str(obj(x)["id"]))
+	}
+	return out
 }
