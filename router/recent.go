@@ -127,10 +127,24 @@ func (v *validator) instant(s *string, lower bool, loc ...any) *int64 {
 	return &us
 }
 
+// instantLayouts are the ISO-8601 forms an instant may take: seconds
+// (with or without a fraction) or minutes, a 'T' or a space, an offset as
+// Z, +hh:mm, +hhmm or +hh, or none (UTC); or a date alone.
+var instantLayouts = func() []string {
+	var out []string
+	for _, sep := range []string{"T", " "} {
+		for _, clock := range []string{"15:04:05.999999999", "15:04"} {
+			for _, zone := range []string{"Z07:00", "Z0700", "Z07", ""} {
+				out = append(out, "2006-01-02"+sep+clock+zone)
+			}
+		}
+	}
+	return append(out, "2006-01-02")
+}()
+
 func parseInstant(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00",
-		"2006-01-02 15:04:05.999999999", "2006-01-02"} {
+	for _, layout := range instantLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.UTC(), true
 		}
