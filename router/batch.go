@@ -58,10 +58,7 @@ func validateBatch(req *batchRequest, allowRooms bool) ([]prepared, *apiError) {
 			withSupersedes = i
 		}
 		r.Supersedes = nil
-		items[i] = validateItem(v, &r, []any{"items", i})
-		if items[i].isRoom && !allowRooms {
-			v.add("value_error", roomOnV2Msg, "items", i, "domain")
-		}
+		items[i] = validateItem(v, &r, []any{"items", i}, allowRooms)
 	}
 	if err := v.err(); err != nil {
 		return nil, err

@@ -296,10 +296,24 @@ func testBatchRoutes(t *testing.T, ts *testServer) {
 				checkValidation(t, ts.do("POST", route, key, map[string]any{"items": memItems("x", 1, nil), "extra": 1}), "body", "extra")
 			})
 
-			t.Run("non-canonical room address", func(t *testing.T) {
-				its := memItems(rt.word+" noncanon", 2, nil)
-				its[1]["domain"] = "XROOM:room_01hzzzzzzzzzzzzzzzzzzzzzzz"
-				checkValidationMessage(t, ts.do("POST", route, key, map[string]any{"items": its}), nonCanonicalRoomMsg)
+			t.Run("non-canonical or malformed room address", func(t *testing.T) {
+				// write-batch takes no room address, well-formed or not, and
+				// answers as query and read-batch do (§7.3), with one error.
+				for domain, msg := range map[string]string{
+					"XROOM:room_01hzzzzzzzzzzzzzzzzzzzzzzz": nonCanonicalRoomMsg,
+					"xroom:bad!":                            "Malformed room id: bad!",
+				} {
+					if route == "/memory/write-batch" {
+						msg = "xroom: rooms are only supported on the v2 memory API (/memory/write, /memory/read)."
+					}
+					its := memItems(rt.word+" noncanon", 2, nil)
+					its[1]["domain"] = domain
+					r := ts.do("POST", route, key, map[string]any{"items": its})
+					checkValidationMessage(t, r, msg)
+					if errs, _ := obj(r.Body["details"])["errors"].([]any); len(errs) != 1 {
+						t.Errorf("%s: %d errors: %s", domain, len(errs), r.Raw)
+					}
+				}
 			})
 		})
 	}

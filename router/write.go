@@ -40,8 +40,10 @@ type prepared struct {
 	isRoom bool
 }
 
-// validateItem checks one write request; loc prefixes field locations.
-func validateItem(v *validator, r *writeRequest, loc []any) prepared {
+// validateItem checks one write request; loc prefixes field locations. A
+// route without rooms answers any room address, well-formed or not, with
+// roomOnV2Msg alone (§7.3), as query and read-batch do.
+func validateItem(v *validator, r *writeRequest, loc []any, rooms bool) prepared {
 	at := func(f string) []any { return append(append([]any{}, loc...), f) }
 	var p prepared
 	if r.Content == nil {
@@ -55,7 +57,10 @@ func validateItem(v *validator, r *writeRequest, loc []any) prepared {
 	if r.Domain != nil && *r.Domain != "" {
 		v.strLen(*r.Domain, 0, maxDomain, at("domain")...)
 		kind, id, err := classifyDomain(*r.Domain)
-		if err != nil {
+		switch {
+		case kind == domainRoom && !rooms:
+			v.add("value_error", roomOnV2Msg, at("domain")...)
+		case err != nil:
 			v.errs = append(v.errs, relocate(err, at("domain"))...)
 		}
 		p.isRoom, p.room = kind == domainRoom, id
@@ -104,7 +109,7 @@ func (s *Server) write(c *call) error {
 		return err
 	}
 	v := &validator{}
-	p := validateItem(v, &req, nil)
+	p := validateItem(v, &req, nil, true)
 	if err := v.err(); err != nil {
 		return err
 	}
