@@ -12,6 +12,7 @@ import (
 
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/router/chat"
+	"github.com/hebbdb/hebb/router/ratelimit"
 )
 
 // serveConfig is every flag of `hebb serve` (operator.md §2).
@@ -45,6 +46,7 @@ type serveConfig struct {
 	PublicURL           string
 	DeadNodeGrace       time.Duration
 	OAuthRedirectHosts  string
+	TrustedProxies      string
 	VectorsOnDiskAbove  int
 
 	givenGroups int // Groups when --groups (or HEBB_GROUPS) was given, else 0: a restart then keeps the recorded number without a warning
@@ -82,6 +84,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.VectorsOnDiskAbove, "vectors-on-disk-above", cluster.DefaultVectorsOnDiskAbove,
 		"rows of a data group from which the vectors of its domains of 1,024 rows or more live in a file under --data-dir instead of memory; 0 = all in memory")
 	fs.StringVar(&c.OAuthRedirectHosts, "oauth-redirect-hosts", "", "comma-separated hosts (or *.domain) OAuth clients may redirect to; loopback is always allowed")
+	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For gives the client's address to per-address limits")
 }
 
 // applyEnv fills every flag not given on the command line from
@@ -129,6 +132,9 @@ func (c *serveConfig) validate(fs *flag.FlagSet) error {
 		if u, err := url.Parse(f[1]); f[1] != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 			errs = append(errs, fmt.Errorf("--%s must be an http:// or https:// URL with a host, not %q", f[0], f[1]))
 		}
+	}
+	if _, err := ratelimit.ParseProxies(splitComma(c.TrustedProxies)); err != nil {
+		errs = append(errs, fmt.Errorf("--trusted-proxies: %w", err))
 	}
 	return errors.Join(errs...)
 }

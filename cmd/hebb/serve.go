@@ -20,6 +20,7 @@ import (
 	"github.com/hebbdb/hebb/router/chat"
 	"github.com/hebbdb/hebb/router/embedder"
 	"github.com/hebbdb/hebb/router/embedder/use"
+	"github.com/hebbdb/hebb/router/ratelimit"
 	"github.com/hebbdb/hebb/router/vault"
 )
 
@@ -106,6 +107,8 @@ func serve(args []string) error {
 	if gcTuned() {
 		debug.FreeOSMemory() // what restoring the groups' snapshots left behind
 	}
+	proxies, _ := ratelimit.ParseProxies(splitComma(cfg.TrustedProxies)) // checked by validate
+	ratelimit.TrustProxies(proxies)
 	srv := router.New(router.Config{
 		Vault:     ring,
 		PublicURL: cfg.PublicURL, AdminToken: cfg.AdminToken, EnableReset: cfg.EnableReset,

@@ -1,18 +1,79 @@
 package ratelimit
 
 import (
+	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
+// trusted holds the proxies whose X-Forwarded-For is believed (TrustProxies).
+var trusted atomic.Pointer[[]netip.Prefix]
+
+// TrustProxies sets the addresses of the reverse proxies in front of the
+// server: behind one, every client shares the proxy's address, so limits
+// per client address (OAuth registration, console sign-in) would hold one
+// bucket for all. A request from a trusted proxy is keyed by the address
+// X-Forwarded-For gives, the right-most one that is not itself a trusted
+// proxy. Nil trusts none.
+func TrustProxies(p []netip.Prefix) { trusted.Store(&p) }
+
+// ParseProxies parses a list of IP addresses and CIDR prefixes.
+func ParseProxies(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range list {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an IP address or CIDR prefix", s)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
+}
+
+func isTrusted(a netip.Addr) bool {
+	p := trusted.Load()
+	if p == nil || !a.IsValid() {
+		return false
+	}
+	a = a.Unmap()
+	for _, pre := range *p {
+		if pre.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
 // ClientAddr is the host of a request's peer address, the key of limits
-// per client address.
+// per client address; behind a trusted proxy, the client's address the
+// proxies forwarded (TrustProxies).
 func ClientAddr(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !isTrusted(peer) {
+		return host
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break // garbage: the proxy's address is the key
+		}
+		if !isTrusted(a) {
+			return a.Unmap().String()
+		}
 	}
 	return host
 }

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -46,5 +47,46 @@ func TestLimiterBoundsKeys(t *testing.T) {
 	}
 	if len(l.hits) != 10 {
 		t.Fatalf("%d keys kept, want the 10 of the live window", len(l.hits))
+	}
+}
+
+// TestClientAddrBehindProxies: behind a trusted proxy the client's
+// address comes from X-Forwarded-For (right-most untrusted hop), so
+// clients behind one proxy no longer share one bucket; from any other
+// peer the header is ignored.
+func TestClientAddrBehindProxies(t *testing.T) {
+	p, err := ParseProxies([]string{"10.0.0.0/8", "192.0.2.7", "::1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	TrustProxies(p)
+	defer TrustProxies(nil)
+	tests := []struct {
+		peer string
+		xff  []string
+		want string
+	}{
+		{"203.0.113.5:40000", []string{"198.51.100.1"}, "203.0.113.5"}, // untrusted peer: header ignored
+		{"10.1.2.3:40000", nil, "10.1.2.3"},
+		{"10.1.2.3:40000", []string{"198.51.100.1"}, "198.51.100.1"},
+		{"10.1.2.3:40000", []string{"1.1.1.1, 198.51.100.1, 10.9.9.9"}, "198.51.100.1"}, // spoofed left entries skipped
+		{"10.1.2.3:40000", []string{"1.1.1.1", "198.51.100.2"}, "198.51.100.2"},         // several headers
+		{"192.0.2.7:1", []string{"198.51.100.3"}, "198.51.100.3"},
+		{"[::1]:1", []string{"2001:db8::1"}, "2001:db8::1"},
+		{"10.1.2.3:40000", []string{"not-an-ip"}, "10.1.2.3"},
+		{"10.1.2.3:40000", []string{"10.0.0.1, 10.0.0.2"}, "10.1.2.3"}, // only proxies
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("POST", "/oauth/register", nil)
+		r.RemoteAddr = tt.peer
+		for _, v := range tt.xff {
+			r.Header.Add("X-Forwarded-For", v)
+		}
+		if got := ClientAddr(r); got != tt.want {
+			t.Errorf("peer %s, X-Forwarded-For %q: %q, want %q", tt.peer, tt.xff, got, tt.want)
+		}
+	}
+	if _, err := ParseProxies([]string{"10.0.0.0/33"}); err == nil {
+		t.Error("a bad prefix parsed")
 	}
 }
