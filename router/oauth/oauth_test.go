@@ -425,7 +425,7 @@ func TestTokenFlow(t *testing.T) {
 	if err != nil || g.OrgID != "org_test" || g.ClientName != "Test Agent" || len(g.Scopes) != 4 {
 		t.Fatalf("Verify = %+v, %v", g, err)
 	}
-	e.checkIDToken(tok["id_token"].(string), c.id)
+	e.checkIDToken(tok["id_token"].(string), c.id, "org_test")
 
 	t.Run("userinfo", func(t *testing.T) {
 		req, _ := http.NewRequest("GET", e.ts.URL+"/oauth/userinfo", nil)
@@ -456,8 +456,8 @@ func TestTokenFlow(t *testing.T) {
 }
 
 // checkIDToken verifies an id_token's RS256 signature against the JWKS and
-// its claims.
-func (e *env) checkIDToken(tok, clientID string) {
+// its claims, and returns them.
+func (e *env) checkIDToken(tok, clientID, sub string) map[string]any {
 	e.t.Helper()
 	_, jwks, _, _ := e.get("/oauth/jwks")
 	k := jwks["keys"].([]any)[0].(map[string]any)
@@ -476,10 +476,11 @@ func (e *env) checkIDToken(tok, clientID string) {
 	body, _ := b64.DecodeString(parts[1])
 	var claims map[string]any
 	_ = json.Unmarshal(body, &claims)
-	if claims["iss"] != e.issuer || claims["sub"] != "org_test" || claims["aud"] != clientID || claims["nonce"] != "n-1" ||
+	if claims["iss"] != e.issuer || claims["sub"] != sub || claims["aud"] != clientID || claims["nonce"] != "n-1" ||
 		claims["name"] != "Test Org" {
 		e.t.Errorf("id_token claims %v", claims)
 	}
+	return claims
 }
 
 func TestTokenErrors(t *testing.T) {

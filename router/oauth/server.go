@@ -142,6 +142,7 @@ func (s *Server) ResourceMetadataURL() string {
 // Grant is what a valid access token grants.
 type Grant struct {
 	OrgID      string
+	UserID     string // the console user who granted it; "" for an API-key sign-in
 	ClientID   string
 	ClientName string
 	Scopes     []string
@@ -166,7 +167,7 @@ func (s *Server) Verify(ctx context.Context, token string) (Grant, error) {
 		}
 		g.Scopes = s.roleScopes(g.OrgID, g.UserID, g.Scopes)
 	}
-	out := Grant{OrgID: g.OrgID, ClientID: g.ClientID, Scopes: g.Scopes, ExpiresAt: g.ExpiresAt}
+	out := Grant{OrgID: g.OrgID, UserID: g.UserID, ClientID: g.ClientID, Scopes: g.Scopes, ExpiresAt: g.ExpiresAt}
 	if c, ok := meta.OAuthClient(g.ClientID); ok {
 		out.ClientName = c.Name
 	}

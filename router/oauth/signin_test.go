@@ -103,6 +103,25 @@ func TestSessionSignIn(t *testing.T) {
 			t.Errorf("Verify = %+v, %v", g, err)
 		}
 	})
+	t.Run("the person is the subject", func(t *testing.T) {
+		// Every person of a workspace had the workspace's subject, so the
+		// chat surface, signing people in through hebb, took them for one.
+		e.cookie = "org_test|" + testUser
+		p := e.authParams(c, "openid profile email memory:read")
+		st, h, _ := e.decide(e.consentTicket(p), "allow")
+		st, tok := e.exchange(c, e.redirected(st, h).Get("code"), c.verifier)
+		if st != 200 {
+			t.Fatalf("exchange: %d %v", st, tok)
+		}
+		if claims := e.checkIDToken(tok["id_token"].(string), c.id, testUser); claims["email"] != testEmail {
+			t.Errorf("id_token email %v", claims["email"])
+		}
+		req, _ := http.NewRequest("GET", e.ts.URL+"/oauth/userinfo", nil)
+		req.Header.Set("Authorization", "Bearer "+tok["access_token"].(string))
+		if st, m, _, _ := e.do(req); st != 200 || m["sub"] != testUser || m["email"] != testEmail || m["name"] != "Test Org" {
+			t.Errorf("userinfo: %d %v", st, m)
+		}
+	})
 	t.Run("deny", func(t *testing.T) {
 		e.cookie = "org_test|" + testUser
 		st, h, _ := e.decide(e.consentTicket(params), "deny")

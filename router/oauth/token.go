@@ -191,17 +191,34 @@ func (s *Server) idToken(r *http.Request, g cluster.OAuthGrant, nonce string) (s
 		return "", err
 	}
 	now := time.Now()
-	claims := map[string]any{"iss": s.cfg.Issuer, "sub": g.OrgID, "aud": g.ClientID, "azp": g.ClientID,
+	claims := map[string]any{"iss": s.cfg.Issuer, "aud": g.ClientID, "azp": g.ClientID,
 		"iat": now.Unix(), "exp": now.Add(accessTTL).Unix(), "auth_time": g.AuthTime.Unix()}
 	if nonce != "" {
 		claims["nonce"] = nonce
 	}
-	if slices.Contains(g.Scopes, ScopeProfile) {
-		if o, ok := s.backend.Meta().Org(g.OrgID); ok {
+	s.identity(claims, g.OrgID, g.UserID, g.Scopes)
+	return sig.jwt(claims)
+}
+
+// identity adds the subject and the claims the scopes ask for. The subject
+// is the person signed in at the console (their user ID), or the workspace
+// for a sign-in with an API key: every person of a workspace had the
+// workspace's subject, so a relying party such as the chat surface took
+// them for one user.
+func (s *Server) identity(claims map[string]any, org, user string, scopes []string) {
+	claims["sub"] = org
+	meta := s.backend.Meta()
+	if user != "" {
+		claims["sub"] = user
+		if u, ok := meta.ConsoleUser(user); ok && slices.Contains(scopes, ScopeEmail) {
+			claims["email"] = u.Email
+		}
+	}
+	if slices.Contains(scopes, ScopeProfile) {
+		if o, ok := meta.Org(org); ok {
 			claims["name"] = o.Name
 		}
 	}
-	return sig.jwt(claims)
 }
 
 // userinfo is the OpenID Connect UserInfo endpoint.
@@ -218,12 +235,8 @@ func (s *Server) userinfo(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusForbidden, errorf(0, "insufficient_scope", "The token lacks the openid scope"))
 		return
 	}
-	out := map[string]any{"sub": g.OrgID}
-	if slices.Contains(g.Scopes, ScopeProfile) {
-		if o, ok := s.backend.Meta().Org(g.OrgID); ok {
-			out["name"] = o.Name
-		}
-	}
+	out := map[string]any{}
+	s.identity(out, g.OrgID, g.UserID, g.Scopes)
 	writeJSON(w, http.StatusOK, out)
 }
 
