@@ -51,6 +51,11 @@ func Refusal(msg []byte, batches bool) []byte {
 	if msg[0] != '{' || json.Unmarshal(msg, &m) != nil {
 		return errorResponse(nil, jsonrpc.CodeInvalidRequest, "Invalid Request", "the message is not a JSON object")
 	}
+	if string(bytes.TrimSpace(m.ID)) == "null" && m.Method != nil {
+		// Neither a request the SDK answers nor a notification: MCP ids
+		// "MUST NOT be null", and stdio dropped it unanswered.
+		return errorResponse(nil, jsonrpc.CodeInvalidRequest, "Invalid Request", "id must not be null")
+	}
 	id, ok := usableID(m.ID)
 	if !ok {
 		return errorResponse(nil, jsonrpc.CodeInvalidRequest, "Invalid Request", "id must be a string or an integer")

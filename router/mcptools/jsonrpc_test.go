@@ -30,6 +30,8 @@ func TestRefusal(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":"x","method":7}`, false, -32600, `"x"`},
 		{`{"jsonrpc":"2.0","id":7}`, false, -32600, "7"},
 		{`{"jsonrpc":"2.0","method":"x","id":"\u0061"}`, false, 0, ""},
+		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, false, -32600, "null"}, // was dropped unanswered on stdio
+		{`{"jsonrpc":"2.0","id": null ,"method":"tools/list"}`, false, -32600, "null"},
 	}
 	for _, tc := range cases {
 		got := Refusal([]byte(tc.msg), tc.batches)
