@@ -170,7 +170,7 @@ func deref[T any](p *T) T {
 
 // adminCreateUser is POST /admin/v1/users: a console user in an existing
 // org (org_id) or a new one (org_name). An existing user is given the role
-// in org_id instead.
+// in org_id instead when the password is theirs (409 otherwise).
 func (s *Server) adminCreateUser(c *call) error {
 	var req createUserRequest
 	if err := decodeBody(c.ctx.PostBody(), &req, true); err != nil {
@@ -196,6 +196,13 @@ func (s *Server) adminCreateUser(c *call) error {
 	u, err := console.CreateUser(c.std, s.backend, nu)
 	if errors.Is(err, console.ErrEmailTaken) && nu.OrgID != "" {
 		existing, _ := s.backend.Meta().ConsoleUserByEmail(nu.Email)
+		// Anyone may sign up under any address: an account made first by
+		// someone else took the role the operator meant for the person.
+		// An existing account joins the org only with its own password.
+		if ok, _ := console.VerifyPassword(existing.PasswordHash, nu.Password); !ok {
+			return conflict("A user with this e-mail address already exists (it may have signed up) and the password " +
+				"does not match it: it was not added to the org. Pass its current password to add it")
+		}
 		role := nu.Role
 		if role == "" {
 			role = cluster.ConsoleRoleOwner

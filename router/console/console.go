@@ -143,9 +143,9 @@ func (c *Console) routes() http.Handler {
 	mux.HandleFunc("POST "+Base+"/rooms/{id}/invitations", c.owner(c.inviteByEmail))
 	mux.HandleFunc("POST "+Base+"/rooms/{id}/invitations/{inv}/cancel", c.owner(c.cancelInvitation))
 	mux.HandleFunc("GET "+Base+"/invitations/{token}", c.optional(c.invitationPage))
-	mux.HandleFunc("POST "+Base+"/invitations/{token}", c.signedIn(c.acceptInvitation))
+	mux.HandleFunc("POST "+Base+"/invitations/{token}", c.owner(c.acceptInvitation)) // joins the workspace: an owner's change
 	mux.HandleFunc("GET "+Base+"/join/{code}", c.signedIn(c.joinPage))
-	mux.HandleFunc("POST "+Base+"/join/{code}", c.signedIn(c.join))
+	mux.HandleFunc("POST "+Base+"/join/{code}", c.owner(c.join))
 	mux.HandleFunc("GET "+Base+"/vault", c.signedIn(c.vault))
 	mux.HandleFunc("POST "+Base+"/vault", c.owner(c.storeSecret))
 	mux.HandleFunc("GET "+Base+"/cluster", c.operator(c.clusterPage))

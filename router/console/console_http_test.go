@@ -286,6 +286,11 @@ func TestAdminCreateUser(t *testing.T) {
 		{"taken without org", map[string]any{"email": "op@example.com", "password": pw}, 409},
 		{"new org", map[string]any{"email": "z@example.com", "password": pw, "org_name": "Zed"}, 200},
 		{"existing user joins an org", map[string]any{"email": "z@example.com", "password": pw, "org_id": n.OrgID, "role": "member"}, 200},
+		// Someone who signed up first under the address: the operator's
+		// password does not match, so the account gets no role (it became
+		// owner of the org the operator meant for the person).
+		{"existing user with another password", map[string]any{"email": "z@example.com", "password": pw + "-other",
+			"org_id": n.OrgID, "role": "owner"}, 409},
 		{"unknown field", map[string]any{"email": "w@example.com", "password": pw, "nope": 1}, 400},
 	}
 	for _, tc := range tests {
@@ -323,6 +328,22 @@ func TestAdminCreateUser(t *testing.T) {
 		mustContain(t, "member", m.follow("/console/settings"), "Only an owner can change settings.")
 		mustStatus(t, "member creates a key", m.submit("/console/keys", "/console/keys", url.Values{"label": {"x"}}), http.StatusForbidden)
 		mustStatus(t, "member hides", m.submit("/console/settings", "/console/settings", url.Values{"hide_replaced": {"on"}}), http.StatusForbidden)
+		// Joining a room makes the workspace a member of it: an owner's
+		// change (a member joined theirs to rooms by code or invitation).
+		st, out := n.api(n.Key, http.MethodPost, "/memory/rooms", map[string]any{"name": "Joined by a member?"})
+		if st != http.StatusOK {
+			t.Fatalf("room: %d %v", st, out)
+		}
+		st, out = n.api(n.Key, http.MethodPost, "/memory/rooms/"+out["room_id"].(string)+"/invites", map[string]any{})
+		if st != http.StatusOK {
+			t.Fatalf("mint: %d %v", st, out)
+		}
+		join := "/console/join/" + out["code"].(string)
+		mustStatus(t, "member joins by code", m.submit("/console/rooms", join, nil), http.StatusForbidden)
+		mustStatus(t, "member accepts an invitation", m.submit("/console/rooms", "/console/invitations/any-token", nil), http.StatusForbidden)
+	})
+	t.Run("no directory listing", func(t *testing.T) {
+		mustStatus(t, "static dir", n.browser(t).get("/console/static/"), http.StatusNotFound)
 	})
 	t.Run("switch org", func(t *testing.T) {
 		mustStatus(t, "become owner of Zed again", func() page {

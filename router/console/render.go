@@ -42,6 +42,10 @@ func staticHandler() http.Handler {
 	sub, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix(Base+"/static/", http.FileServerFS(sub))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r) // no directory listings
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=86400")
 		files.ServeHTTP(w, r)
 	})
