@@ -125,6 +125,24 @@ func TestSignInRateLimited(t *testing.T) {
 	mustContain(t, "limited", p, "Too many failed sign-ins")
 }
 
+// TestSignUpProbesLimited: asking the sign-up form whether an address has
+// an account counts against the client's sign-ups (it answered 409 without
+// limit, each after a 19 MiB password hash).
+func TestSignUpProbesLimited(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	n.browser(t).signUp("taken@example.com", pw, "") // one of the client's maxSignUps
+	b := n.browser(t)
+	probe := func() page {
+		return b.submit("/console/signup", "/console/signup", url.Values{"email": {"taken@example.com"},
+			"password": {pw}, "password2": {pw}})
+	}
+	for range 9 { // maxSignUps is 10
+		mustStatus(t, "taken address", probe(), http.StatusConflict)
+	}
+	mustStatus(t, "probe past the limit", probe(), http.StatusTooManyRequests)
+}
+
 func TestSessionFixationRefused(t *testing.T) {
 	t.Parallel()
 	n := startNode(t, nodeOpts{})

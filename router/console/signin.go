@@ -128,13 +128,24 @@ func (c *Console) signUp(w http.ResponseWriter, r *http.Request, v *view) {
 		c.render(w, http.StatusBadRequest, "signup", v)
 		return
 	}
-	u, err := CreateUser(r.Context(), c.b, NewUser{Email: form.Email, Password: r.PostFormValue("password"), OrgName: form.OrgName})
+	// A taken address answers before the password is hashed (an argon2id
+	// hash of 19 MiB for every probe), and counts against the address's
+	// sign-ups: the form tells which addresses have accounts, so it may
+	// not be asked without limit.
+	var u cluster.ConsoleUser
+	var err error
+	if _, taken := c.b.Meta().ConsoleUserByEmail(form.Email); taken {
+		err = ErrEmailTaken
+	} else {
+		u, err = CreateUser(r.Context(), c.b, NewUser{Email: form.Email, Password: r.PostFormValue("password"), OrgName: form.OrgName})
+	}
 	switch {
 	case errors.Is(err, ErrInvalidUser):
 		v.Error = strings.TrimPrefix(err.Error(), ErrInvalidUser.Error()+": ")
 		c.render(w, http.StatusBadRequest, "signup", v)
 		return
 	case errors.Is(err, ErrEmailTaken):
+		c.limits.Add(addrKey)
 		v.Error = "An account with this e-mail address exists. Sign in instead."
 		c.render(w, http.StatusConflict, "signup", v)
 		return
