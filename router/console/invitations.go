@@ -47,6 +47,17 @@ func (c *Console) inviteByEmail(w http.ResponseWriter, r *http.Request, v *view)
 		showErr(http.StatusConflict, "This room is archived.")
 		return
 	}
+	// The mail goes out from the operator's server naming the inviter by
+	// an address nobody verified: at most maxInvitations a window per
+	// person and per recipient, or anyone signed up could send mail
+	// without limit.
+	byKey, toKey := "i:"+v.Me.UserID, "r:"+email
+	if wait, limited := c.limited(byKey, maxInvitations, toKey, maxInvitations); limited {
+		showErr(http.StatusTooManyRequests, fmt.Sprintf("Too many invitations sent. Try again in %s.", span(wait+time.Minute)))
+		return
+	}
+	c.limits.Add(byKey)
+	c.limits.Add(toKey)
 	tok := invitationPrefix + randomToken(32)
 	now := time.Now().UTC()
 	inv := cluster.ConsoleInvite{ID: "inv_" + ulid.Make().String(), Hash: hashToken(tok), Email: email, RoomID: rm.RoomID,

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -195,6 +196,27 @@ func TestEmailInvitationAndJoinLink(t *testing.T) {
 		mustStatus(t, "foreign cancel", p, http.StatusForbidden)
 		mustStatus(t, "owner cancels", owner.submit("/console/rooms/"+room, "/console/rooms/"+room+"/invitations/"+invID[1]+"/cancel", nil), http.StatusSeeOther)
 	})
+}
+
+// TestInvitationsLimited: the operator's mail server sends invitations
+// naming an inviter nobody verified, so one person sends at most 20 a
+// window (anyone who signed up could mail any address without limit).
+func TestInvitationsLimited(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	b := n.browser(t)
+	b.signUp("inviter@example.com", pw, "")
+	room := b.createRoom("Invitations")
+	invite := func(i int) page {
+		return b.submit("/console/rooms/"+room, "/console/rooms/"+room+"/invitations",
+			url.Values{"email": {fmt.Sprintf("person%d@example.com", i)}, "scope": {"read"}})
+	}
+	for i := range 20 {
+		mustStatus(t, "invite", invite(i), http.StatusSeeOther)
+	}
+	p := invite(20)
+	mustStatus(t, "invite past the limit", p, http.StatusTooManyRequests)
+	mustContain(t, "limited", p, "Too many invitations sent")
 }
 
 func TestMailOffAndVault(t *testing.T) {

@@ -34,6 +34,7 @@ const (
 	maxEmailFails   = 5
 	maxAddressFails = 30
 	maxSignUps      = 10 // per client address and window
+	maxInvitations  = 20 // e-mail invitations per inviter, and per recipient, and window
 	limiterMaxKeys  = 100_000
 )
 
