@@ -50,6 +50,26 @@ func (s *Server) consoleRoutes(r *frouter.Router) {
 	r.ANY(console.Base, h)
 	r.ANY(console.Base+"/{path:*}", h)
 	r.POST("/admin/v1/users", s.admin(s.adminCreateUser))
+	r.DELETE("/admin/v1/users/{user_id}/orgs/{org_id}", s.admin(s.adminRemoveUser))
+}
+
+// adminRemoveUser is DELETE /admin/v1/users/{user_id}/orgs/{org_id}: the
+// person leaves the org at once, with their sessions in it and the OAuth
+// grants they made for it. An operator had no way to take access away from
+// someone who left or whose password leaked.
+func (s *Server) adminRemoveUser(c *call) error {
+	userID, orgID := c.param("user_id"), c.param("org_id")
+	u, ok := s.backend.Meta().ConsoleUser(userID)
+	if !ok {
+		return notFound("User not found")
+	}
+	if u.Role(orgID) == "" {
+		return notFound("The user is not in this org")
+	}
+	if _, err := console.SetRole(c.std, s.backend, userID, orgID, ""); err != nil {
+		return err
+	}
+	return s.ok(c, map[string]any{"user_id": userID, "org_id": orgID, "removed": true})
 }
 
 // consoleSession resolves the console sign-in a browser request carries:

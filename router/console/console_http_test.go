@@ -360,6 +360,29 @@ func TestAdminCreateUser(t *testing.T) {
 		mustStatus(t, "member joins by code", m.submit("/console/rooms", join, nil), http.StatusForbidden)
 		mustStatus(t, "member accepts an invitation", m.submit("/console/rooms", "/console/invitations/any-token", nil), http.StatusForbidden)
 	})
+	t.Run("operator removes a person from an org", func(t *testing.T) {
+		// There was no way to take access away: a departing member kept
+		// their sessions (14 days) and could sign in again.
+		m := n.browser(t)
+		mustStatus(t, "member signs in", m.signIn("z@example.com", pw), http.StatusSeeOther)
+		mustStatus(t, "to the default org", m.submit("/console", "/console/org", url.Values{"org_id": {n.OrgID}}), http.StatusSeeOther)
+		mustStatus(t, "member's page", m.follow("/console/memories"), http.StatusOK)
+		path := "/admin/v1/users/" + u.ID + "/orgs/" + n.OrgID
+		if st, out := n.admin(http.MethodDelete, path, nil); st != http.StatusOK || out["removed"] != true {
+			t.Fatalf("remove: %d %v", st, out)
+		}
+		if p := m.get("/console/memories"); p.Status == http.StatusOK {
+			t.Fatalf("the removed person's session still works: %d", p.Status)
+		}
+		if got, _ := n.cl.Meta().ConsoleUser(u.ID); got.Role(n.OrgID) != "" {
+			t.Fatalf("still in the org: %+v", got.Orgs)
+		}
+		for _, p := range []string{path, "/admin/v1/users/usr_nobody/orgs/" + n.OrgID} {
+			if st, out := n.admin(http.MethodDelete, p, nil); st != http.StatusNotFound {
+				t.Errorf("DELETE %s: %d %v", p, st, out)
+			}
+		}
+	})
 	t.Run("no directory listing", func(t *testing.T) {
 		mustStatus(t, "static dir", n.browser(t).get("/console/static/"), http.StatusNotFound)
 	})
