@@ -53,16 +53,21 @@ func (s *Server) consoleRoutes(r *frouter.Router) {
 	r.DELETE("/admin/v1/users/{user_id}/orgs/{org_id}", s.admin(s.adminRemoveUser))
 }
 
-// adminRemoveUser is DELETE /admin/v1/users/{user_id}/orgs/{org_id}: the
-// person leaves the org at once, with their sessions in it and the OAuth
+// adminRemoveUser is DELETE /admin/v1/users/{user_id}/orgs/{org_id} (the
+// user's ID or e-mail address): the person leaves the org at once, with their sessions in it and the OAuth
 // grants they made for it. An operator had no way to take access away from
 // someone who left or whose password leaked.
 func (s *Server) adminRemoveUser(c *call) error {
 	userID, orgID := c.param("user_id"), c.param("org_id")
-	u, ok := s.backend.Meta().ConsoleUser(userID)
+	meta := s.backend.Meta()
+	u, ok := meta.ConsoleUser(userID)
+	if !ok && strings.Contains(userID, "@") {
+		u, ok = meta.ConsoleUserByEmail(userID) // the person's e-mail address names them too
+	}
 	if !ok {
 		return notFound("User not found")
 	}
+	userID = u.ID
 	if u.Role(orgID) == "" {
 		return notFound("The user is not in this org")
 	}

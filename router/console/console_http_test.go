@@ -368,7 +368,9 @@ func TestAdminCreateUser(t *testing.T) {
 		mustStatus(t, "to the default org", m.submit("/console", "/console/org", url.Values{"org_id": {n.OrgID}}), http.StatusSeeOther)
 		mustStatus(t, "member's page", m.follow("/console/memories"), http.StatusOK)
 		path := "/admin/v1/users/" + u.ID + "/orgs/" + n.OrgID
-		if st, out := n.admin(http.MethodDelete, path, nil); st != http.StatusOK || out["removed"] != true {
+		// Named by e-mail address, in any case.
+		if st, out := n.admin(http.MethodDelete, "/admin/v1/users/Z@example.com/orgs/"+n.OrgID, nil); st != http.StatusOK ||
+			out["removed"] != true || out["user_id"] != u.ID {
 			t.Fatalf("remove: %d %v", st, out)
 		}
 		if p := m.get("/console/memories"); p.Status == http.StatusOK {
