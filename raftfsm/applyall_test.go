@@ -1,6 +1,7 @@
 package raftfsm
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"reflect"
@@ -142,4 +143,28 @@ func oneHotDim(i, dim int) []float32 {
 	v := make([]float32, dim)
 	v[i%dim] = 1
 	return v
+}
+
+// TestLimitRefusalNotRemembered: a one-item batch with an idempotency key
+// refused at the atom limit keeps no record of the key (it was kept as an
+// empty result, so a retry with room again replayed nothing).
+func TestLimitRefusalNotRemembered(t *testing.T) {
+	const dim = 8
+	f := New(dim)
+	write := func(i int, limit int64) *WriteResults {
+		it := WriteItem{ID: mkID(i + 1), CreatedAt: baseTime + int64(i), Content: fmt.Sprint("w", i),
+			Domain: "d", Vector: oneHotDim(i, dim)}
+		cmd := &WriteCmd{Tenant: "org", Batch: true, Items: []WriteItem{it}, Limit: limit,
+			Idem: &Idempotency{Key: fmt.Sprint("key-", i), ExpiresAt: baseTime + 1e12}}
+		return f.Apply(uint64(i+1), cmd.Encode()).(*WriteResults)
+	}
+	if res := write(0, 1); res.Err != nil {
+		t.Fatalf("first write: %v", res.Err)
+	}
+	if res := write(1, 1); res.Err == nil || !errors.Is(res.Err, ErrLimit) {
+		t.Fatalf("write past the limit: %+v", res)
+	}
+	if res := write(1, 10); res.Err != nil || len(res.Results) != 1 || !res.Results[0].Stored {
+		t.Fatalf("retry with room: %+v", res)
+	}
 }

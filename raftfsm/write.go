@@ -54,7 +54,9 @@ func (f *FSM) applyWrite(c *WriteCmd, pre *batchGate) *WriteResults {
 				out.Results[i] = r
 				continue
 			}
-			return limitResult()
+			// Through out, so that remember keeps no record of it.
+			out.Err, out.Results = limitResult().Err, nil
+			return out
 		}
 		out.Results[i] = f.writeOne(t, g, it, targets)
 	}

@@ -202,6 +202,28 @@ func TestQuotaHTTP(t *testing.T) {
 		}
 	})
 
+	t.Run("a refusal at the limit is not kept for the key", func(t *testing.T) {
+		// With room again, the retry of a refused batch stores. (The router
+		// refuses this one before apply; TestLimitRefusalNotRemembered in
+		// raftfsm covers the apply's own refusal, which kept an empty result.)
+		orgID, k := ts.newOrg("limited-idem-refused")
+		setLimit := func(n int) {
+			mustStatus(t, ts.admin("PATCH", "/admin/v1/orgs/"+orgID+"/settings", map[string]any{"plan": map[string]any{"atom_limit": n}}), 200)
+		}
+		setLimit(1)
+		memWrite(t, ts, k, "Idem refused: the one memory the plan allows", nil)
+		h := http.Header{}
+		h.Set("X-Api-Key", k)
+		h.Set("Idempotency-Key", "one-item")
+		body := map[string]any{"items": memItems("idem refused", 1, nil)}
+		checkEnvelope(t, ts.doH("POST", "/memory/write-batch", h, body), 429, "RATE_LIMITED")
+		setLimit(10)
+		checkBatchResult(t, ts.doH("POST", "/memory/write-batch", h, body), 1)
+		if n := memTotal(t, ts, k); n != 2 {
+			t.Errorf("total_atoms %d, want 2", n)
+		}
+	})
+
 	t.Run("reset is refused once a second org exists", func(t *testing.T) {
 		// --enable-reset is refused at boot with more than one org; an org
 		// created after the boot must not let any tenant wipe the others.
