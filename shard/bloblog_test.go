@@ -330,3 +330,43 @@ func TestRestartReplaysLargeEntries(t *testing.T) {
 		t.Fatalf("state after restart: %d keys, want %d", len(got), len(want))
 	}
 }
+
+// A group whose raft.db is lost restarts from its snapshot; the segments of
+// the lost log's later writes are set aside, not deleted as unused.
+func TestMissingRaftDBKeepsSegments(t *testing.T) {
+	dir := t.TempDir()
+	cfg := GroupConfig{ID: 3, Bootstrap: true, SnapshotThreshold: 1000, SnapshotInterval: time.Hour}
+	n := newTestNode(t, "n1", dir)
+	g := startGroup(t, n, cfg, newKV())
+	waitLeader(t, g)
+	propose(t, g, "a=1")
+	if err := g.Raft().Snapshot().Error(); err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	for i := range 3 {
+		propose(t, g, fmt.Sprintf("k%d=%s", i, strings.Repeat("x", blobMinBytes)))
+	}
+	if err := n.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	gdir := filepath.Join(dir, "raft", "group-3")
+	before := segmentFiles(t, gdir)
+	if len(before) == 0 {
+		t.Fatal("no segment written")
+	}
+	if err := os.Remove(filepath.Join(gdir, "raft.db")); err != nil {
+		t.Fatal(err)
+	}
+
+	sm := newKV()
+	g2 := startGroup(t, newTestNode(t, "n1", dir), cfg, sm)
+	waitLeader(t, g2)
+	if got := sm.get("a"); got != "1" {
+		t.Fatalf("a = %q after restart, want the snapshot's 1", got)
+	}
+	kept, err := filepath.Glob(filepath.Join(gdir, lostSegmentsPrefix+"*", "*"+segmentExt))
+	if err != nil || len(kept) != len(before) {
+		t.Fatalf("%d segments set aside (%v), want %d", len(kept), err, len(before))
+	}
+	propose(t, g2, "b=2") // the group takes writes again
+}

@@ -143,6 +143,9 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 			trans.Close()
 		}
 	}()
+	if _, err := setAsideOrphanSegments(dir, log); err != nil {
+		return nil, err
+	}
 	store, err := openLogStore(filepath.Join(dir, "raft.db"))
 	if err != nil {
 		return nil, fmt.Errorf("cannot open log store: %w", err)
