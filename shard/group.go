@@ -191,12 +191,12 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	}
 	label := groupLabel(cfg.ID)
 	fsm := newFSMAdapter(sm, label)
-	stable := &stableStore{s: store}
+	done := make(chan struct{})
+	stable := &stableStore{s: store, done: done, log: log}
 	r, err := raft.NewRaft(rc, fsm, markedLogs{logs}, stable, sizedStore{cleanStore{snaps, dir}}, trans)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start raft: %w", err)
 	}
-	done := make(chan struct{})
 	grp := &Group{
 		id: cfg.ID, cfg: cfg, node: n, log: log, raft: r, fsm: fsm,
 		prop: newProposer(r.Apply, done, proposeBatch.WithLabelValues(label)),
