@@ -2,8 +2,12 @@ package cluster
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hebbdb/hebb/shard"
 )
 
 // A first start that stopped after the meta group was created (here: a
@@ -47,5 +51,42 @@ func TestNodeIDKeptInTheDataDir(t *testing.T) {
 	cfg.NodeID = ""
 	if c := startWith(t, cfg); c.NodeID() != "first" {
 		t.Errorf("without --node-id: %s", c.NodeID())
+	}
+}
+
+// A data dir that lost its meta group but holds data groups is refused: a
+// new cluster on it would answer with a new key, the data out of reach.
+// One that lost only the meta log, its snapshot still there, restores it.
+func TestMetaGroupLost(t *testing.T) {
+	cfg := testConfig(t, "n1")
+	c := startWith(t, cfg)
+	want := c.Info().ClusterID
+	if err := c.metaG.Raft().Snapshot().Error(); err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	_ = c.Close()
+	meta := shard.GroupDir(cfg.DataDir, MetaGroupID)
+	if err := os.Remove(filepath.Join(meta, "raft.db")); err != nil {
+		t.Fatal(err)
+	}
+	c = startWith(t, cfg)
+	if got := c.Info().ClusterID; got != want {
+		t.Fatalf("restored from the meta snapshot: cluster %s, want %s", got, want)
+	}
+	_ = c.Close()
+
+	if err := os.RemoveAll(meta); err != nil {
+		t.Fatal(err)
+	}
+	err := startRefused(t, cfg, "a data dir without its meta group")
+	if err == nil || !strings.Contains(err.Error(), "not the meta group") || !strings.Contains(err.Error(), "cluster-id") {
+		t.Fatalf("error %v does not say the meta group is missing", err)
+	}
+	if err := os.Remove(filepath.Join(cfg.DataDir, clusterIDFile)); err != nil {
+		t.Fatal(err)
+	}
+	err = startRefused(t, cfg, "data groups without their meta group")
+	if err == nil || !strings.Contains(err.Error(), filepath.Join("raft", "group-1")) {
+		t.Fatalf("error %v does not name the data groups", err)
 	}
 }

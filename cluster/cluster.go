@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,6 +150,11 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 
 func (c *Cluster) start(ctx context.Context) error {
 	fresh := !HoldsState(c.cfg.DataDir)
+	if fresh {
+		if err := checkNoOrphans(c.cfg.DataDir); err != nil {
+			return err
+		}
+	}
 	joining := fresh && len(c.cfg.Join) > 0
 	c.bootstrap = (fresh && !joining) || (!fresh && bootUnfinished(c.cfg.DataDir))
 	if c.bootstrap {
@@ -220,9 +226,9 @@ func (c *Cluster) startDataGroups(ctx context.Context) error {
 		})
 	}
 	wg.Wait()
-	for g, err := range errs {
+	for _, err := range errs {
 		if err != nil {
-			return fmt.Errorf("cannot start group %d: %w", g, err)
+			return err // shard names the group
 		}
 	}
 	if !c.bootstrap {
@@ -480,10 +486,34 @@ func nodeID(cfg Config) (string, error) {
 }
 
 // HoldsState reports whether dataDir holds a node's Raft state (its meta
-// group's log): a node started on it rejoins its cluster.
+// group's log or snapshot): a node started on it rejoins its cluster.
 func HoldsState(dataDir string) bool {
-	_, err := os.Stat(filepath.Join(dataDir, "raft", "group-0", "raft.db"))
-	return !errors.Is(err, os.ErrNotExist)
+	return shard.GroupHoldsState(dataDir, MetaGroupID)
+}
+
+// checkNoOrphans refuses a data dir without a meta group that holds the
+// rest of a node: data groups or a cluster id. Its orgs and keys went with
+// the meta group; a new cluster started there would answer with a new
+// key, the data out of reach, and a node that rejoins with a new meta log
+// is not the voter its groups know.
+func checkNoOrphans(dataDir string) error {
+	var held []string
+	if _, err := os.Stat(filepath.Join(dataDir, clusterIDFile)); err == nil {
+		held = append(held, clusterIDFile)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(dataDir, "raft", "group-*"))
+	for _, d := range dirs {
+		id, err := strconv.ParseUint(strings.TrimPrefix(filepath.Base(d), "group-"), 10, 32)
+		if err == nil && id != MetaGroupID && shard.GroupHoldsState(dataDir, uint32(id)) {
+			held = append(held, filepath.Join("raft", filepath.Base(d)))
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	return fmt.Errorf("data dir %s holds %s but not the meta group (raft/group-0: no raft.db, no snapshot): "+
+		"the orgs, keys and placement of its data went with it; restore raft/group-0 from a backup, "+
+		"or move the data dir aside to start a new cluster", dataDir, strings.Join(held, ", "))
 }
 
 func randomHex(n int) string {

@@ -123,7 +123,7 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	cfg = cfg.withDefaults()
 	log := n.log.With("group", cfg.ID)
 	hlog := newHCLogger(log)
-	dir := filepath.Join(n.cfg.DataDir, "raft", "group-"+strconv.FormatUint(uint64(cfg.ID), 10))
+	dir := GroupDir(n.cfg.DataDir, cfg.ID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot create %s: %w", dir, err)
 	}
@@ -143,7 +143,7 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 			trans.Close()
 		}
 	}()
-	if _, err := setAsideOrphanSegments(dir, log); err != nil {
+	if _, err := checkLostLog(dir, log); err != nil {
 		return nil, err
 	}
 	store, err := openLogStore(filepath.Join(dir, "raft.db"))

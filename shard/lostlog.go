@@ -6,38 +6,74 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
 // lostSegmentsPrefix names the directory a group's segments are moved to when
-// its raft.db is missing (see setAsideOrphanSegments).
+// its raft.db is missing (see checkLostLog).
 const lostSegmentsPrefix = "segments.lost-"
 
-// setAsideOrphanSegments handles a group directory whose raft.db is missing
-// while segments remain: the log that referenced them is gone (deleted, or
-// lost with a disk), so the group restarts from its last snapshot and the
-// writes after it are lost. Opening would otherwise find an empty log and
-// delete the segments as unused; they hold the data of the large commands
-// after the snapshot, so they are moved to a segments.lost-<time> directory
-// beside it for the operator instead, and the loss is logged as an error.
-// It reports the directory the segments went to ("" when nothing was moved).
-func setAsideOrphanSegments(dir string, log *slog.Logger) (string, error) {
+// GroupDir is where group id keeps its Raft state under a node's data dir.
+func GroupDir(dataDir string, id uint32) string {
+	return filepath.Join(dataDir, "raft", "group-"+strconv.FormatUint(uint64(id), 10))
+}
+
+// GroupHoldsState reports whether group id has Raft state under dataDir: its
+// log (raft.db) or a finished snapshot, which a start restores.
+func GroupHoldsState(dataDir string, id uint32) bool {
+	dir := GroupDir(dataDir, id)
+	if _, err := os.Stat(filepath.Join(dir, "raft.db")); !errors.Is(err, os.ErrNotExist) {
+		return true
+	}
+	return len(finishedSnapshots(dir)) > 0
+}
+
+// snapshotDirs lists the finished snapshots under a group's directory.
+func finishedSnapshots(dir string) []string {
+	entries, _ := os.ReadDir(filepath.Join(dir, snapDir))
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasSuffix(e.Name(), tmpSuffix) {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
+// checkLostLog handles a group directory whose raft.db is missing while
+// snapshots or segments remain: the log is gone (deleted, or lost with a
+// disk), so the group restarts from its last snapshot (or from the other
+// replicas) and the writes after that snapshot are lost on this node. That
+// is logged as an error. Opening would also find an empty log and delete
+// the segments as unused; they hold the data of the large commands after
+// the snapshot, so they are moved to a segments.lost-<time> directory
+// beside it for the operator instead. It reports where the segments went
+// ("" when none were moved).
+func checkLostLog(dir string, log *slog.Logger) (string, error) {
 	if _, err := os.Stat(filepath.Join(dir, "raft.db")); err == nil {
 		return "", nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("cannot inspect raft.db: %w", err)
 	}
 	segs, err := filepath.Glob(filepath.Join(dir, "segments", "*"+segmentExt))
-	if err != nil || len(segs) == 0 {
+	if err != nil {
 		return "", err
 	}
-	lost := filepath.Join(dir, lostSegmentsPrefix+time.Now().UTC().Format("20060102T150405Z"))
-	if err := os.Rename(filepath.Join(dir, "segments"), lost); err != nil {
-		return "", fmt.Errorf("cannot set aside the segments of a missing raft.db: %w", err)
+	snaps := finishedSnapshots(dir)
+	if len(segs) == 0 && len(snaps) == 0 {
+		return "", nil // a new group
 	}
-	log.Error("raft.db is missing but log segments remain: the group's log was lost; "+
+	var lost string
+	if len(segs) > 0 {
+		lost = filepath.Join(dir, lostSegmentsPrefix+time.Now().UTC().Format("20060102T150405Z"))
+		if err := os.Rename(filepath.Join(dir, "segments"), lost); err != nil {
+			return "", fmt.Errorf("cannot set aside the segments of a missing raft.db: %w", err)
+		}
+	}
+	log.Error("raft.db is missing but the group has snapshots or log segments: its log was lost; "+
 		"it restarts from its last snapshot (or from the other replicas) and writes after that snapshot "+
-		"are lost on this node; the segments were kept",
-		"segments", len(segs), "kept_in", lost)
+		"are lost on this node", "snapshots", len(snaps), "segments", len(segs), "segments_kept_in", lost)
 	return lost, nil
 }
