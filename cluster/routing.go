@@ -202,10 +202,12 @@ func (c *Cluster) ProposeAll(ctx context.Context, cmd []byte) ([]any, error) {
 }
 
 // ReadFSM returns tenant's state machine after a linearizable read barrier.
-// ErrNotHosted: this node holds no replica; the caller forwards the request.
+// ErrNotHosted: this node holds no replica, or a follower replica that
+// cannot store entries (its disk is full or failing: it would wait for
+// entries it cannot have); the caller forwards the request.
 func (c *Cluster) ReadFSM(ctx context.Context, tenant string) (*raftfsm.FSM, error) {
 	g := c.GroupOf(tenant)
-	if !c.hosts(c.groups[g]) {
+	if gr := c.groups[g]; !c.hosts(gr) || (gr.StorageFailing() && !gr.IsLeader()) {
 		return nil, &NotHostedError{Tenant: tenant}
 	}
 	if err := c.barrier(ctx, c.groups[g]); errors.Is(err, errLeftGroup) {

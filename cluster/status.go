@@ -48,7 +48,10 @@ type Status struct {
 	// yet applied the log they had on disk at start (shard.Group.CaughtUp);
 	// the readiness probe waits for none.
 	Replaying int
-	Admin     AdminStatus
+	// StorageFailing counts this node's replicas whose last log append
+	// failed (shard.Group.StorageFailing): the node is not ready.
+	StorageFailing int
+	Admin          AdminStatus
 }
 
 // Placement is the body of GET /admin/v1/placement.
@@ -92,10 +95,16 @@ func (c *Cluster) Status() Status {
 	if c.replaying(c.metaG) {
 		st.Replaying++
 	}
+	if c.metaG.StorageFailing() {
+		st.StorageFailing++
+	}
 	st.Admin.Groups = make([]GroupStatus, 0, c.info.Groups)
 	for g := 1; g <= c.info.Groups; g++ {
 		if c.replaying(c.groups[g]) {
 			st.Replaying++
+		}
+		if c.groups[g].StorageFailing() {
+			st.StorageFailing++
 		}
 		gs := c.groupStatus(c.groups[g])
 		if gs.LeaderNodeID != nil {

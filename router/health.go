@@ -20,7 +20,7 @@ type readyJSON struct {
 func (s *Server) ready(c *call) error {
 	st := s.backend.Status()
 	checks := map[string]bool{
-		"database":  st.MetaLeader && st.GroupsWithLeader == st.Groups,
+		"database":  st.MetaLeader && st.GroupsWithLeader == st.Groups && st.StorageFailing == 0,
 		"engine":    st.GroupsWithLeader == st.Groups && st.Replaying == 0,
 		"embedding": s.emb != nil,
 	}

@@ -113,6 +113,9 @@ type Group struct {
 	bootIndex uint64
 	caughtUp  atomic.Bool
 
+	// storageFailing is set while the log store refuses appends (markedLogs).
+	storageFailing *atomic.Bool
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -193,7 +196,8 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	fsm := newFSMAdapter(sm, label)
 	done := make(chan struct{})
 	stable := &stableStore{s: store, done: done, log: log}
-	r, err := raft.NewRaft(rc, fsm, markedLogs{logs}, stable, sizedStore{cleanStore{snaps, dir}}, trans)
+	failing := new(atomic.Bool)
+	r, err := raft.NewRaft(rc, fsm, markedLogs{logs, failing}, stable, sizedStore{cleanStore{snaps, dir}}, trans)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start raft: %w", err)
 	}
@@ -201,6 +205,7 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 		id: cfg.ID, cfg: cfg, node: n, log: log, raft: r, fsm: fsm,
 		prop: newProposer(r.Apply, done, proposeBatch.WithLabelValues(label)),
 		logs: logs, store: store, blobs: blobs, stable: stable, snaps: snaps, done: done, bootIndex: boot,
+		storageFailing: failing,
 	}
 	go grp.snapshotBySize()
 	return grp, nil
@@ -307,6 +312,11 @@ func bootstrapIfNew(rc *raft.Config, logs raft.LogStore, store *raftboltdb.BoltS
 	}
 	return nil
 }
+
+// StorageFailing reports whether this replica's last append to its log
+// failed (a full or failing disk): a follower then falls behind until the
+// disk takes writes again, and reads should not wait for it.
+func (g *Group) StorageFailing() bool { return g.storageFailing.Load() }
 
 // ID is the group id.
 func (g *Group) ID() uint32 { return g.id }

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/hashicorp/raft"
 )
@@ -12,13 +13,22 @@ import (
 // the underlying error, so without the mark a full disk reached clients
 // as an unknown error. When the append fails raft steps down, and the
 // entries were neither stored nor sent to a follower.
-type markedLogs struct{ raft.LogStore }
+//
+// It also records whether the last append failed (failing): a follower
+// whose disk refuses the leader's entries falls behind for as long, and
+// reads through it would wait for entries it cannot store.
+type markedLogs struct {
+	raft.LogStore
+	failing *atomic.Bool
+}
 
 func (m markedLogs) StoreLog(l *raft.Log) error { return m.StoreLogs([]*raft.Log{l}) }
 
 func (m markedLogs) StoreLogs(logs []*raft.Log) error {
 	if err := m.LogStore.StoreLogs(logs); err != nil {
+		m.failing.Store(true)
 		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
+	m.failing.Store(false)
 	return nil
 }

@@ -29,6 +29,9 @@ func TestProposeStorageFailure(t *testing.T) {
 	if !errors.Is(err, ErrStorage) {
 		t.Fatalf("Propose on a failed log: %v, want ErrStorage", err)
 	}
+	if !g.StorageFailing() {
+		t.Error("StorageFailing false after a failed append")
+	}
 	for {
 		waitLeader(t, g)
 		_, err = g.Propose(testCtx(t), []byte("c=small"))
@@ -41,6 +44,44 @@ func TestProposeStorageFailure(t *testing.T) {
 	}
 	if got := sm.snapshotData(); got["b"] != "" || got["c"] != "small" || got["a"] == "" {
 		t.Fatalf("state after the failure has keys %v; want a and c, not b", keys(got))
+	}
+	if g.StorageFailing() {
+		t.Error("StorageFailing still true after an append succeeded")
+	}
+}
+
+// A follower whose log refuses the leader's entries says so; the group
+// commits without it.
+func TestFollowerStorageFailing(t *testing.T) {
+	c := newTestCluster(t)
+	leader := c.leader(t, 1, c.nodes)
+	var follower *Node
+	for _, n := range c.nodes {
+		if n != leader {
+			follower = n
+			break
+		}
+	}
+	fg := follower.Group(1)
+	large := []byte("a=" + strings.Repeat("v", blobMinBytes))
+	propose(t, leader.Group(1), string(large))
+	waitFor(t, "the follower to store the first entry", func() bool {
+		fg.blobs.wmu.Lock()
+		defer fg.blobs.wmu.Unlock()
+		return fg.blobs.cur != nil
+	})
+	fg.blobs.wmu.Lock()
+	if err := fg.blobs.cur.f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fg.blobs.wmu.Unlock()
+	if fg.StorageFailing() {
+		t.Fatal("StorageFailing before any failure")
+	}
+	propose(t, leader.Group(1), "b="+strings.Repeat("w", blobMinBytes))
+	waitFor(t, "the follower to report its failing log", fg.StorageFailing)
+	if leader.Group(1).StorageFailing() {
+		t.Error("the leader reports a failing log")
 	}
 }
 
