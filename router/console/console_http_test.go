@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/router/console"
+	"github.com/hebbdb/hebb/router/ratelimit"
 )
 
 const pw = "correct horse battery"
@@ -123,6 +125,36 @@ func TestSignInRateLimited(t *testing.T) {
 	p := b.signIn("rate@example.com", pw)
 	mustStatus(t, "sign-in after the limit", p, http.StatusTooManyRequests)
 	mustContain(t, "limited", p, "Too many failed sign-ins")
+}
+
+// TestSignInLockoutPerAddress: failures from one client address do not
+// lock the account for another address (anyone who knew an e-mail address
+// could lock its owner out with five wrong passwords); failures spread
+// over many addresses still reach the account's own limit. Not parallel:
+// it sets the trusted proxies and maxAccountFails.
+func TestSignInLockoutPerAddress(t *testing.T) {
+	defer console.SetMaxAccountFails(8)()
+	ratelimit.TrustProxies([]netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")})
+	defer ratelimit.TrustProxies(nil)
+	n := startNode(t, nodeOpts{})
+	n.browser(t).signUp("victim@example.com", pw, "")
+	signIn := func(from, password string) page {
+		b := n.browser(t)
+		form := url.Values{"email": {"victim@example.com"}, "password": {password}, "csrf": {b.csrf("/console/signin")}}
+		return b.post("/console/signin", form, "X-Forwarded-For", from)
+	}
+	for i := range 5 {
+		mustStatus(t, "attacker's failed sign-in", signIn("203.0.113.7", fmt.Sprintf("wrong password %d", i)), http.StatusUnauthorized)
+	}
+	mustStatus(t, "attacker after 5 failures", signIn("203.0.113.7", pw), http.StatusTooManyRequests)
+	mustStatus(t, "the owner from another address", signIn("198.51.100.9", pw), http.StatusSeeOther)
+
+	for i := range 3 { // 8 failures in all for the account
+		mustStatus(t, "failed sign-in from a third address", signIn("192.0.2.1", fmt.Sprintf("guess %d", i)), http.StatusUnauthorized)
+	}
+	p := signIn("192.0.2.99", pw)
+	mustStatus(t, "any address once the account's limit is reached", p, http.StatusTooManyRequests)
+	mustContain(t, "account limited", p, "Too many failed sign-ins")
 }
 
 // TestSignUpProbesLimited: asking the sign-up form whether an address has

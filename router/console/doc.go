@@ -27,8 +27,10 @@
 //     check (Sec-Fetch-Site, else Origin against Host) and a CSRF token —
 //     the session's (an HMAC of its token) once signed in, a double-submit
 //     cookie on the sign-in and sign-up forms.
-//   - Failed sign-ins are rate limited per e-mail address and per client
-//     address, on each node.
+//   - Failed sign-ins are rate limited per e-mail address and client
+//     address (5), per client address (30) and per e-mail address from all
+//     addresses (50), in 15-minute windows on each node: a stranger's
+//     failures do not lock a person out from their own address.
 //   - Mutations of an org (keys, settings, rooms, vault, deletes) need the
 //     owner role; secret values are accepted, never shown.
 package console

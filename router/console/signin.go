@@ -27,8 +27,12 @@ func (f authForm) KeyFallback() string {
 	return f.Next + "&signin=key"
 }
 
-// Sign-in rate limits: failures allowed per window, per e-mail address and
-// per client address, on each node (package ratelimit).
+// Sign-in rate limits: failures allowed per window, on each node (package
+// ratelimit): per e-mail address from one client address, per client
+// address, and per e-mail address from all addresses together. The first
+// counts per address so that anyone who knows a person's e-mail address
+// cannot lock them out with five wrong passwords; the last still bounds
+// the guesses spread over many addresses.
 const (
 	limitWindow     = 15 * time.Minute
 	maxEmailFails   = 5
@@ -37,6 +41,10 @@ const (
 	maxInvitations  = 20 // e-mail invitations per inviter, and per recipient, and window
 	limiterMaxKeys  = 100_000
 )
+
+// maxAccountFails is the failures allowed per e-mail address from all
+// client addresses together (a variable so tests can lower it).
+var maxAccountFails = 50
 
 func (c *Console) signInPage(w http.ResponseWriter, r *http.Request, v *view) {
 	next := safeNext(r.URL.Query().Get("next"))
@@ -53,8 +61,9 @@ func (c *Console) signInPage(w http.ResponseWriter, r *http.Request, v *view) {
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request, v *view) {
 	form := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), Next: safeNext(r.PostFormValue("next"))}
 	v.Title, v.Data = "Sign in", form
-	emailKey, addrKey := "e:"+cluster.NormalizeEmail(form.Email), "a:"+ratelimit.ClientAddr(r)
-	if wait, ok := c.limited(emailKey, maxEmailFails, addrKey, maxAddressFails); ok {
+	email, addr := cluster.NormalizeEmail(form.Email), ratelimit.ClientAddr(r)
+	emailKey, accountKey, addrKey := "e:"+email+"\x00"+addr, "E:"+email, "a:"+addr
+	if wait, ok := c.limited(emailKey, maxEmailFails, addrKey, maxAddressFails, accountKey, maxAccountFails); ok {
 		v.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", span(wait+time.Minute))
 		c.render(w, http.StatusTooManyRequests, "signin", v)
 		return
@@ -73,6 +82,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request, v *view) {
 	}
 	if !found || !ok || len(u.Orgs) == 0 {
 		c.limits.Add(emailKey)
+		c.limits.Add(accountKey)
 		c.limits.Add(addrKey)
 		v.Error = "That e-mail address and password do not match."
 		c.render(w, http.StatusUnauthorized, "signin", v)
