@@ -370,3 +370,46 @@ func TestMissingRaftDBKeepsSegments(t *testing.T) {
 	}
 	propose(t, g2, "b=2") // the group takes writes again
 }
+
+// A raft.db that lost its end is refused with what to do (bbolt panicked on
+// a goroutine of its own); moved aside, the group restarts from its
+// snapshot. An empty raft.db counts as missing.
+func TestTruncatedRaftDB(t *testing.T) {
+	dir := t.TempDir()
+	cfg := GroupConfig{ID: 3, Bootstrap: true, SnapshotThreshold: 1000, SnapshotInterval: time.Hour}
+	n := newTestNode(t, "n1", dir)
+	g := startGroup(t, n, cfg, newKV())
+	waitLeader(t, g)
+	propose(t, g, "a=1")
+	if err := g.Raft().Snapshot().Error(); err != nil {
+		t.Fatalf("snapshot: %v", err)
+	}
+	for i := range 50 {
+		propose(t, g, fmt.Sprintf("k%d=%s", i, strings.Repeat("x", 2000)))
+	}
+	if err := n.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	db := filepath.Join(dir, "raft", "group-3", "raft.db")
+	st, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(db, st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	_, err = newTestNode(t, "n1", dir).StartGroup(cfg, newKV())
+	if err == nil || !strings.Contains(err.Error(), "truncated") || !strings.Contains(err.Error(), "move it aside") {
+		t.Fatalf("StartGroup on a truncated raft.db: %v", err)
+	}
+
+	if err := os.Truncate(db, 0); err != nil {
+		t.Fatal(err)
+	}
+	sm := newKV()
+	g2 := startGroup(t, newTestNode(t, "n1", dir), cfg, sm)
+	waitLeader(t, g2)
+	if got := sm.get("a"); got != "1" {
+		t.Fatalf("a = %q after restart on an empty raft.db, want the snapshot's 1", got)
+	}
+}

@@ -149,6 +149,9 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	if _, err := checkLostLog(dir, log); err != nil {
 		return nil, err
 	}
+	if err := checkLogFile(filepath.Join(dir, "raft.db")); err != nil {
+		return nil, err
+	}
 	store, err := openLogStore(filepath.Join(dir, "raft.db"))
 	if err != nil {
 		return nil, fmt.Errorf("cannot open log store: %w", err)

@@ -42,9 +42,9 @@ func finishedSnapshots(dir string) []string {
 	return names
 }
 
-// checkLostLog handles a group directory whose raft.db is missing while
-// snapshots or segments remain: the log is gone (deleted, or lost with a
-// disk), so the group restarts from its last snapshot (or from the other
+// checkLostLog handles a group directory whose raft.db is missing (or
+// empty) while snapshots or segments remain: the log is gone (deleted, or
+// lost with a disk), so the group restarts from its last snapshot (or from the other
 // replicas) and the writes after that snapshot are lost on this node. That
 // is logged as an error. Opening would also find an empty log and delete
 // the segments as unused; they hold the data of the large commands after
@@ -52,9 +52,9 @@ func finishedSnapshots(dir string) []string {
 // beside it for the operator instead. It reports where the segments went
 // ("" when none were moved).
 func checkLostLog(dir string, log *slog.Logger) (string, error) {
-	if _, err := os.Stat(filepath.Join(dir, "raft.db")); err == nil {
+	if st, err := os.Stat(filepath.Join(dir, "raft.db")); err == nil && st.Size() > 0 {
 		return "", nil
-	} else if !errors.Is(err, os.ErrNotExist) {
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("cannot inspect raft.db: %w", err)
 	}
 	segs, err := filepath.Glob(filepath.Join(dir, "segments", "*"+segmentExt))
