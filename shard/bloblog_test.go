@@ -331,25 +331,48 @@ func TestRestartReplaysLargeEntries(t *testing.T) {
 	}
 }
 
-// A group whose raft.db is lost restarts from its snapshot; the segments of
-// the lost log's later writes are set aside, not deleted as unused.
-func TestMissingRaftDBKeepsSegments(t *testing.T) {
-	dir := t.TempDir()
-	cfg := GroupConfig{ID: 3, Bootstrap: true, SnapshotThreshold: 1000, SnapshotInterval: time.Hour}
-	n := newTestNode(t, "n1", dir)
-	g := startGroup(t, n, cfg, newKV())
+// lostLogCfg is the group the lost-log tests write, snapshot and reopen.
+var lostLogCfg = GroupConfig{ID: 3, Bootstrap: true, SnapshotThreshold: 1000, SnapshotInterval: time.Hour}
+
+// groupAfterSnapshot writes a=1 to group 3 under dir, snapshots it, writes n
+// commands of size bytes after the snapshot, closes the node and returns
+// the group's directory.
+func groupAfterSnapshot(t *testing.T, dir string, n, size int) string {
+	t.Helper()
+	node := newTestNode(t, "n1", dir)
+	g := startGroup(t, node, lostLogCfg, newKV())
 	waitLeader(t, g)
 	propose(t, g, "a=1")
 	if err := g.Raft().Snapshot().Error(); err != nil {
 		t.Fatalf("snapshot: %v", err)
 	}
-	for i := range 3 {
-		propose(t, g, fmt.Sprintf("k%d=%s", i, strings.Repeat("x", blobMinBytes)))
+	for i := range n {
+		propose(t, g, fmt.Sprintf("k%d=%s", i, strings.Repeat("x", size)))
 	}
-	if err := n.Close(); err != nil {
+	if err := node.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	gdir := filepath.Join(dir, "raft", "group-3")
+	return GroupDir(dir, lostLogCfg.ID)
+}
+
+// restartsFromSnapshot reopens group 3 under dir and checks it holds the
+// snapshot's a=1 and takes writes.
+func restartsFromSnapshot(t *testing.T, dir string) {
+	t.Helper()
+	sm := newKV()
+	g := startGroup(t, newTestNode(t, "n1", dir), lostLogCfg, sm)
+	waitLeader(t, g)
+	if got := sm.get("a"); got != "1" {
+		t.Fatalf("a = %q after restart, want the snapshot's 1", got)
+	}
+	propose(t, g, "b=2")
+}
+
+// A group whose raft.db is lost restarts from its snapshot; the segments of
+// the lost log's later writes are set aside, not deleted as unused.
+func TestMissingRaftDBKeepsSegments(t *testing.T) {
+	dir := t.TempDir()
+	gdir := groupAfterSnapshot(t, dir, 3, blobMinBytes)
 	before := segmentFiles(t, gdir)
 	if len(before) == 0 {
 		t.Fatal("no segment written")
@@ -357,40 +380,19 @@ func TestMissingRaftDBKeepsSegments(t *testing.T) {
 	if err := os.Remove(filepath.Join(gdir, "raft.db")); err != nil {
 		t.Fatal(err)
 	}
-
-	sm := newKV()
-	g2 := startGroup(t, newTestNode(t, "n1", dir), cfg, sm)
-	waitLeader(t, g2)
-	if got := sm.get("a"); got != "1" {
-		t.Fatalf("a = %q after restart, want the snapshot's 1", got)
-	}
+	restartsFromSnapshot(t, dir)
 	kept, err := filepath.Glob(filepath.Join(gdir, lostSegmentsPrefix+"*", "*"+segmentExt))
 	if err != nil || len(kept) != len(before) {
 		t.Fatalf("%d segments set aside (%v), want %d", len(kept), err, len(before))
 	}
-	propose(t, g2, "b=2") // the group takes writes again
 }
 
 // A raft.db that lost its end is refused with what to do (bbolt panicked on
-// a goroutine of its own); moved aside, the group restarts from its
-// snapshot. An empty raft.db counts as missing.
+// a goroutine of its own); emptied, the group restarts from its snapshot
+// (an empty raft.db counts as missing).
 func TestTruncatedRaftDB(t *testing.T) {
 	dir := t.TempDir()
-	cfg := GroupConfig{ID: 3, Bootstrap: true, SnapshotThreshold: 1000, SnapshotInterval: time.Hour}
-	n := newTestNode(t, "n1", dir)
-	g := startGroup(t, n, cfg, newKV())
-	waitLeader(t, g)
-	propose(t, g, "a=1")
-	if err := g.Raft().Snapshot().Error(); err != nil {
-		t.Fatalf("snapshot: %v", err)
-	}
-	for i := range 50 {
-		propose(t, g, fmt.Sprintf("k%d=%s", i, strings.Repeat("x", 2000)))
-	}
-	if err := n.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	db := filepath.Join(dir, "raft", "group-3", "raft.db")
+	db := filepath.Join(groupAfterSnapshot(t, dir, 50, 2000), "raft.db")
 	st, err := os.Stat(db)
 	if err != nil {
 		t.Fatal(err)
@@ -398,18 +400,12 @@ func TestTruncatedRaftDB(t *testing.T) {
 	if err := os.Truncate(db, st.Size()/2); err != nil {
 		t.Fatal(err)
 	}
-	_, err = newTestNode(t, "n1", dir).StartGroup(cfg, newKV())
+	_, err = newTestNode(t, "n1", dir).StartGroup(lostLogCfg, newKV())
 	if err == nil || !strings.Contains(err.Error(), "truncated") || !strings.Contains(err.Error(), "move it aside") {
 		t.Fatalf("StartGroup on a truncated raft.db: %v", err)
 	}
-
 	if err := os.Truncate(db, 0); err != nil {
 		t.Fatal(err)
 	}
-	sm := newKV()
-	g2 := startGroup(t, newTestNode(t, "n1", dir), cfg, sm)
-	waitLeader(t, g2)
-	if got := sm.get("a"); got != "1" {
-		t.Fatalf("a = %q after restart on an empty raft.db, want the snapshot's 1", got)
-	}
+	restartsFromSnapshot(t, dir)
 }
