@@ -2,6 +2,7 @@ package shard
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -34,9 +35,28 @@ func (s cleanStore) Create(version raft.SnapshotVersion, index, term uint64, con
 	configurationIndex uint64, trans raft.Transport) (raft.SnapshotSink, error) {
 	sink, err := s.SnapshotStore.Create(version, index, term, configuration, configurationIndex, trans)
 	if err != nil {
-		return nil, err
+		// Raft's Create leaves the directory it made when writing the
+		// metadata or creating the state file fails (a full disk).
+		return nil, errors.Join(err, s.removeCreated(term, index))
 	}
 	return &cleanSink{SnapshotSink: sink, tmp: filepath.Join(s.dir, snapDir, sink.ID()+tmpSuffix)}, nil
+}
+
+// removeCreated removes the unfinished directories of snapshots of term
+// and index: raft names a snapshot <term>-<index>-<milliseconds>.
+func (s cleanStore) removeCreated(term, index uint64) error {
+	prefix := fmt.Sprintf("%d-%d-", term, index)
+	entries, err := os.ReadDir(filepath.Join(s.dir, snapDir))
+	if err != nil {
+		return nil // nothing was made
+	}
+	var errs []error
+	for _, e := range entries {
+		if name := e.Name(); e.IsDir() && strings.HasPrefix(name, prefix) && strings.HasSuffix(name, tmpSuffix) {
+			errs = append(errs, os.RemoveAll(filepath.Join(s.dir, snapDir, name)))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // cleanSink removes the directory of its snapshot (tmp) when it fails.

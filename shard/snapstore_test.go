@@ -16,9 +16,12 @@ var errDiskFull = errors.New("no space left on device")
 // fullStore creates snapshots the way raft's file store does on a full
 // disk: a directory with a partial file, and a sink whose every call
 // fails without removing it.
+// With createFails, Create itself fails after making the directory, as
+// raft's does when it cannot write the metadata.
 type fullStore struct {
 	raft.SnapshotStore
-	dir string
+	dir         string
+	createFails bool
 }
 
 func (s fullStore) Create(raft.SnapshotVersion, uint64, uint64, raft.Configuration, uint64,
@@ -26,6 +29,9 @@ func (s fullStore) Create(raft.SnapshotVersion, uint64, uint64, raft.Configurati
 	tmp := filepath.Join(s.dir, snapDir, "2-40-123"+tmpSuffix)
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return nil, err
+	}
+	if s.createFails {
+		return nil, errDiskFull
 	}
 	return fullSink{}, os.WriteFile(filepath.Join(tmp, "state.bin"), make([]byte, 4096), 0o600)
 }
@@ -61,6 +67,24 @@ func TestCleanStoreRemovesFailedSnapshots(t *testing.T) {
 				t.Fatalf("after a failed snapshot the store holds %v", left)
 			}
 		})
+	}
+}
+
+// A Create that fails leaves no directory of its snapshot, and removes no
+// other snapshot's.
+func TestCleanStoreFailedCreate(t *testing.T) {
+	dir := t.TempDir()
+	for _, other := range []string{"2-39-100", "1-40-100" + tmpSuffix} {
+		if err := os.MkdirAll(filepath.Join(dir, snapDir, other), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := cleanStore{fullStore{dir: dir, createFails: true}, dir}
+	if _, err := store.Create(raft.SnapshotVersionMax, 40, 2, raft.Configuration{}, 1, nil); !errors.Is(err, errDiskFull) {
+		t.Fatalf("Create: %v, want the store's error", err)
+	}
+	if left, want := snapshotDirs(t, dir), []string{"1-40-100" + tmpSuffix, "2-39-100"}; !slices.Equal(left, want) {
+		t.Fatalf("after a failed Create the store holds %v, want %v", left, want)
 	}
 }
 
