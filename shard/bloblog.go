@@ -76,8 +76,9 @@ const (
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// errBadBlob marks a reference that cannot be resolved: a corrupt entry or
-// segment, or a missing segment file.
+// errBadBlob marks stored data that cannot be read back as written: a
+// reference that cannot be resolved (a corrupt entry or segment, a missing
+// segment file) or a sealed entry whose checksum fails (sealed.go).
 var errBadBlob = errors.New("bad log data reference")
 
 // errNoSegment is a reference to a segment that is not there.
@@ -155,19 +156,22 @@ func spills(l *raft.Log) bool {
 func (b *blobLog) StoreLog(l *raft.Log) error { return b.StoreLogs([]*raft.Log{l}) }
 
 // StoreLogs writes the large commands' data to segments, syncs them, then
-// stores the entries with references in their place. The caller's entries
+// stores the entries with references in their place, and the other
+// commands sealed with their checksum (sealInline). The caller's entries
 // are not modified (raft's log cache keeps them).
 func (b *blobLog) StoreLogs(logs []*raft.Log) error {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
-	stored := logs
+	stored := slices.Clone(logs)
 	var dirty []*segment
 	for i, l := range logs {
 		if !spills(l) {
+			if seals(l) {
+				c := *l
+				c.Data = sealInline(l.Data)
+				stored[i] = &c
+			}
 			continue
-		}
-		if len(dirty) == 0 {
-			stored = slices.Clone(logs)
 		}
 		ref, seg, err := b.append(l)
 		if err != nil {
@@ -233,8 +237,19 @@ func (b *blobLog) GetLog(idx uint64, l *raft.Log) error {
 	if err := b.LogStore.GetLog(idx, l); err != nil {
 		return err
 	}
-	if l.Type != raft.LogCommand || len(l.Data) == 0 || l.Data[0] != blobMarker {
+	if l.Type != raft.LogCommand || len(l.Data) == 0 {
 		return nil
+	}
+	if l.Data[0] == sumMarker {
+		data, err := openInline(l.Data)
+		if err != nil {
+			return fmt.Errorf("cannot read log entry %d: %w", idx, err)
+		}
+		l.Data = data
+		return nil
+	}
+	if l.Data[0] != blobMarker {
+		return nil // written before entries were sealed
 	}
 	data, err := b.resolve(l.Data)
 	if errors.Is(err, errNoSegment) {
