@@ -161,14 +161,20 @@ func (c *Console) routes() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, &view{}, http.StatusForbidden, "This request came from another site and was refused.")
 	}))
-	return securityHeaders(cop.Handler(mux))
+	return securityHeaders(cop.Handler(mux), c.secure)
 }
 
 // securityHeaders keeps pages out of frames and caches and allows only the
-// console's own scripts and styles.
-func securityHeaders(h http.Handler) http.Handler {
+// console's own scripts and styles. Served over https (the public URL's
+// scheme), it also tells browsers to use nothing else for the host for a
+// year (HSTS), so a network attacker cannot strip the next visit to http
+// and read the session cookie's first request.
+func securityHeaders(h http.Handler, https bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
+		if https {
+			hd.Set("Strict-Transport-Security", "max-age=31536000")
+		}
 		hd.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; "+
 			"img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'; object-src 'none'")
 		hd.Set("X-Frame-Options", "DENY")

@@ -20,7 +20,8 @@
 //     group (cluster/console_meta.go), so any node serves any session.
 //     Session and invitation tokens are stored only as SHA-256 hashes;
 //     passwords only as argon2id hashes.
-//   - Session cookies are HttpOnly and SameSite=Lax, Secure behind https;
+//   - Session cookies are HttpOnly and SameSite=Lax, Secure behind https
+//     (where every answer also carries Strict-Transport-Security);
 //     a sign-in always mints a new session (a cookie presented before it is
 //     never adopted).
 //   - Every state-changing request passes two checks: the cross-origin

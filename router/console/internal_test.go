@@ -1,6 +1,8 @@
 package console
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"net/mail"
 	"strings"
 	"testing"
@@ -97,5 +99,21 @@ func TestSMTPURL(t *testing.T) {
 				t.Fatalf("got %+v %v", m, err)
 			}
 		})
+	}
+}
+
+// Behind https the console asks for https only (HSTS); over plain http,
+// where browsers ignore it, it does not.
+func TestSecurityHeadersHSTS(t *testing.T) {
+	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	for _, https := range []bool{true, false} {
+		rec := httptest.NewRecorder()
+		securityHeaders(ok, https).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, Base, nil))
+		if got := rec.Header().Get("Strict-Transport-Security"); (got == "max-age=31536000") != https || (got != "") != https {
+			t.Errorf("https %v: Strict-Transport-Security %q", https, got)
+		}
+		if rec.Header().Get("X-Frame-Options") != "DENY" {
+			t.Errorf("https %v: no X-Frame-Options", https)
+		}
 	}
 }
