@@ -12,8 +12,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Version is the client's version, sent in the User-Agent.
@@ -108,9 +110,30 @@ func newConn(base, authHeader, authValue string, opts []Option) (*conn, error) {
 		retry: DefaultRetryPolicy, timeout: DefaultTimeout, userAgent: "hebb-go-client/" + Version,
 		extra: http.Header{}, sleep: sleepCtx, rnd: jitter, newKey: newIdempotencyKey}
 	for _, o := range opts {
-		o(c)
+		if o != nil {
+			o(c)
+		}
+	}
+	if err := c.checkHeaders(); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// checkHeaders refuses header values net/http would refuse at every send
+// (a key pasted with its newline, say): the error is the caller's to fix,
+// not a transport failure to retry.
+func (c *conn) checkHeaders() error {
+	vals := map[string]string{c.authHeader: c.authValue, "User-Agent": c.userAgent}
+	for k := range c.extra {
+		vals[k] = c.extra.Get(k)
+	}
+	for name, v := range vals {
+		if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+			return fmt.Errorf("%w: %s", ErrBadHeader, name)
+		}
+	}
+	return nil
 }
 
 // normalizeBase checks an http(s) URL and strips its trailing slash; an
@@ -170,7 +193,12 @@ func (c *conn) do(ctx context.Context, r *request, out any) error {
 			return nil
 		}
 		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-			return c.transportErr(r, fmt.Errorf("cannot decode response: %w", err))
+			terr := c.transportErr(r, fmt.Errorf("cannot decode response: %w", err))
+			var nerr net.Error
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &nerr) {
+				return terr // cut short: another try may get it whole
+			}
+			return &permanentError{terr} // the answer itself: a retry gets it again (and counts again)
 		}
 		return nil
 	})
@@ -217,7 +245,7 @@ func (c *conn) send(ctx context.Context, r *request, body []byte) (*http.Respons
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u, rd)
 	if err != nil {
-		return nil, fmt.Errorf("client: cannot build %s %s: %w", r.method, r.path, err)
+		return nil, &permanentError{fmt.Errorf("client: cannot build %s %s: %w", r.method, r.path, err)}
 	}
 	c.setHeaders(req, r, body != nil)
 	resp, err := c.hc.Do(req)
@@ -285,6 +313,11 @@ func encodeBody(v any) ([]byte, error) {
 	case json.RawMessage:
 		return b, nil
 	}
+	// encoding/json writes each invalid byte as U+FFFD, which the server
+	// would store as such; it refuses a body that is not UTF-8 (400).
+	if err := checkUTF8(reflect.ValueOf(v)); err != nil {
+		return nil, err
+	}
 	// Not json.Marshal: it writes <, > and & (in strings and in raw
 	// metadata alike) as \u003c escapes, so metadata would not come back
 	// byte for byte.
@@ -303,3 +336,55 @@ func drain(rc io.ReadCloser) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(rc, 64<<10))
 	_ = rc.Close()
 }
+
+// checkUTF8 returns ErrNotUTF8, naming the text, when a string (or raw JSON)
+// in v is not valid UTF-8.
+func checkUTF8(v reflect.Value) error {
+	switch v.Kind() {
+	case reflect.String:
+		if !utf8.ValidString(v.String()) {
+			return fmt.Errorf("%w: %.40q", ErrNotUTF8, v.String())
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return checkUTF8(v.Elem())
+		}
+	case reflect.Slice:
+		if v.Type() == rawMessageType {
+			if !utf8.Valid(v.Bytes()) {
+				return fmt.Errorf("%w: raw JSON %.40q", ErrNotUTF8, v.Bytes())
+			}
+			return nil
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return nil // encoded as base64
+		}
+		fallthrough
+	case reflect.Array:
+		for i := range v.Len() {
+			if err := checkUTF8(v.Index(i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if err := checkUTF8(it.Key()); err != nil {
+				return err
+			}
+			if err := checkUTF8(it.Value()); err != nil {
+				return err
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				if err := checkUTF8(v.Field(i)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()

@@ -579,3 +579,87 @@ func TestRedirectToAnotherHostRefused(t *testing.T) {
 	default:
 	}
 }
+
+// A write is repeated after a retryable answer only when the answer says
+// nothing was applied: the 503 "no leader answered in time" may follow a
+// committed write, and repeating it stored a duplicate (refused by the
+// gate, so the caller heard "not stored") or applied feedback twice.
+func TestWriteRetriedOnlyWhenNotApplied(t *testing.T) {
+	for _, tc := range []struct {
+		reason    string
+		wantCalls int
+	}{
+		{"", 1}, // no leader answered in time
+		{"storage_unavailable", 2},
+		{"starting", 2},
+		{"embedder_timeout", 2},
+	} {
+		t.Run("reason "+tc.reason, func(t *testing.T) {
+			f := &fake{script: func(n int, w http.ResponseWriter) {
+				if n == 0 {
+					w.Header().Set("Retry-After", "1")
+					envelope(w, 503, CodeInternal, true, tc.reason)
+					return
+				}
+				okJSON(w, `{"stored":true,"atom_id":"a","importance":1,"reason":"stored","superseded":[]}`)
+			}}
+			c, _ := newTestClient(t, f)
+			_, err := c.Write(context.Background(), WriteRequest{Content: "x"})
+			if f.count() != tc.wantCalls {
+				t.Fatalf("calls = %d, want %d (err %v)", f.count(), tc.wantCalls, err)
+			}
+			if tc.wantCalls == 1 && !errors.Is(err, ErrUnavailable) || tc.wantCalls == 2 && err != nil {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+}
+
+// Failures a retry cannot mend are returned at once: a 2xx answer that
+// does not decode (each try counted against the daily quota), a key that
+// cannot be sent, text that is not UTF-8 (sent as U+FFFD and stored so).
+func TestPermanentFailuresNotRetried(t *testing.T) {
+	f := &fake{script: func(n int, w http.ResponseWriter) {
+		okJSON(w, `{"items":[{"created_at":"not a time"}]}`)
+	}}
+	c, _ := newTestClient(t, f)
+	_, err := c.Read(context.Background(), ReadRequest{Query: "q"})
+	var te *TransportError
+	if !errors.As(err, &te) || f.count() != 1 {
+		t.Fatalf("undecodable answer: err %v after %d calls, want a TransportError after 1", err, f.count())
+	}
+
+	if _, err := New("http://127.0.0.1:1", "mk_live_k\n"); !errors.Is(err, ErrBadHeader) {
+		t.Fatalf("New with a newline in the key: %v, want ErrBadHeader", err)
+	}
+	if _, err := New("http://127.0.0.1:1", "k", nil); err != nil {
+		t.Fatalf("New with a nil option: %v", err)
+	}
+
+	_, err = c.Write(context.Background(), WriteRequest{Content: "ok \xff\xfe bytes"})
+	if !errors.Is(err, ErrNotUTF8) || f.count() != 1 {
+		t.Fatalf("invalid UTF-8: err %v, %d calls; want ErrNotUTF8 and nothing sent", err, f.count())
+	}
+	_, err = c.Write(context.Background(), WriteRequest{Content: "x", Metadata: json.RawMessage("{\"k\":\"\xff\"}")})
+	if !errors.Is(err, ErrNotUTF8) {
+		t.Fatalf("invalid UTF-8 in raw metadata: %v", err)
+	}
+}
+
+func TestRetryAfterAndUncappedBackoff(t *testing.T) {
+	now := time.Now()
+	for v, want := range map[string]time.Duration{
+		"2": 2 * time.Second, "10000000000": maxRetryAfter, "99999999999999999999": maxRetryAfter, "-3": 0,
+	} {
+		if got := parseRetryAfter(v, now); got != want {
+			t.Errorf("Retry-After %s: %v, want %v", v, got, want)
+		}
+	}
+	p := RetryPolicy{MaxAttempts: 6, BaseDelay: 100 * time.Millisecond}
+	if got := p.backoff(3, 0.999); got < 400*time.Millisecond {
+		t.Errorf("uncapped backoff(3) = %v, want it doubled thrice (>= 400ms)", got)
+	}
+	if got := p.backoff(1000, 0); got <= 0 || got > maxBackoff {
+		t.Errorf("uncapped backoff(1000) = %v", got)
+	}
+}

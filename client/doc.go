@@ -17,11 +17,15 @@
 //     (code, message, requestId, retryable, details.reason, the raw details
 //     and the HTTP status); errors.Is matches it against the sentinels of
 //     errors.go by code.
-//   - A call is retried only when the server says retryable: true, or, on a
-//     transport error or a bare 502/503/504, when repeating it is safe
-//     (GETs, reads, idempotent deletes, and a write-batch that carries an
-//     Idempotency-Key). Writes, feedback and room changes are never repeated
-//     after a transport error: the server may have applied them.
+//   - A call is retried only when repeating it cannot apply it twice: a
+//     safe call (GETs, reads, idempotent deletes, and a write-batch that
+//     carries an Idempotency-Key) after a retryable answer, a transport
+//     error or a bare 502/503/504. Writes, feedback and room changes are
+//     never repeated after a transport error or the 503 "no leader
+//     answered in time" (the server may have applied them), only after a
+//     retryable answer that says nothing was applied (NotApplied).
+//   - Text that is not valid UTF-8 is refused before anything is sent
+//     (ErrNotUTF8); a key with a control character is refused by New.
 //     Back-off is exponential with jitter; a Retry-After header is honoured.
 //   - A write-batch carries an Idempotency-Key (the caller's, or one
 //     generated once per logical call), the same on every retry.

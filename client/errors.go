@@ -34,6 +34,14 @@ var (
 	ErrUnavailable  = errors.New("client: service unavailable")
 	// ErrBadURL is returned by New and NewAdmin for an unusable base URL.
 	ErrBadURL = errors.New("client: bad base URL")
+	// ErrBadHeader is returned by New and NewAdmin for a key, user agent
+	// or agent name holding a control character (a key pasted with its
+	// newline, say).
+	ErrBadHeader = errors.New("client: header value holds a control character")
+	// ErrNotUTF8 is returned, before anything is sent, for a request whose
+	// text is not valid UTF-8: encoding/json would send each bad byte as
+	// U+FFFD, and the server would store that.
+	ErrNotUTF8 = errors.New("client: text is not valid UTF-8")
 )
 
 var codeSentinels = map[string]error{

@@ -284,8 +284,8 @@ func (c *Client) RecentAll(ctx context.Context, req RecentRequest) iter.Seq2[Rec
 					return
 				}
 			}
-			if page.NextCursor == nil || len(page.Items) == 0 {
-				return
+			if page.NextCursor == nil || *page.NextCursor == "" || len(page.Items) == 0 {
+				return // "" would start again from the newest
 			}
 			req.Cursor = *page.NextCursor
 		}
