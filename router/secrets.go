@@ -77,9 +77,12 @@ func (s *Server) storeSecret(c *call) error {
 		return unavailable("Vault is not configured on this node").with("reason", "vault_unavailable")
 	}
 	ref := secretRefPref + *req.Alias
-	id, err := s.secretID(c, ref)
+	id, old, err := s.secretID(c, ref)
 	if err != nil {
 		return err
+	}
+	if req.Context == nil && old != nil {
+		context = *old // a new value without a context keeps the purpose stored with the alias
 	}
 	for attempt := 0; attempt < 3; attempt++ {
 		sealed, err := s.cfg.Vault.Seal([]byte(*req.Value), c.org, *req.Alias, id.String())
@@ -109,20 +112,21 @@ func (s *Server) storeSecret(c *call) error {
 	return conflict("The secret was changed concurrently; retry")
 }
 
-// secretID is the atom ID of an existing alias, or a fresh UUIDv7.
-func (s *Server) secretID(c *call, ref string) (raftfsm.ID, error) {
+// secretID is the atom ID of an existing alias and its context, or a fresh
+// UUIDv7 and nil.
+func (s *Server) secretID(c *call, ref string) (raftfsm.ID, *string, error) {
 	fsm, err := s.backend.ReadFSM(c.std, c.org)
 	if err != nil {
-		return raftfsm.ID{}, err
+		return raftfsm.ID{}, nil, err
 	}
 	if a, ok := fsm.Secret(c.org, ref); ok {
-		return a.ID, nil
+		return a.ID, &a.Content, nil
 	}
 	u, err := uuid.NewV7()
 	if err != nil {
-		return raftfsm.ID{}, fmt.Errorf("cannot make atom ID: %w", err)
+		return raftfsm.ID{}, nil, fmt.Errorf("cannot make atom ID: %w", err)
 	}
-	return raftfsm.ID(u), nil
+	return raftfsm.ID(u), nil, nil
 }
 
 func (s *Server) listSecrets(c *call) error {

@@ -123,6 +123,18 @@ func TestVaultHTTP(t *testing.T) {
 		vtStore(t, ts, ts.Key, "openai.prod", value, "OpenAI key for the nightly summarizer")
 	})
 
+	t.Run("a new value without a context keeps the context", func(t *testing.T) {
+		r := ts.do("POST", "/vault/secrets", ts.Key, map[string]any{"alias": "openai.prod", "value": value + "-2"})
+		mustStatus(t, r, 200)
+		if r.Body["atom_id"] != id || r.Body["context"] != "OpenAI key for the nightly summarizer" {
+			t.Errorf("store without context: %s", r.Raw)
+		}
+		if again := vtStore(t, ts, ts.Key, "openai.prod", value, ""); again["context"] != "" {
+			t.Errorf("an explicit empty context: %v", again)
+		}
+		vtStore(t, ts, ts.Key, "openai.prod", value, "OpenAI key for the nightly summarizer")
+	})
+
 	t.Run("list and by-alias", func(t *testing.T) {
 		r := ts.do("GET", "/vault/secrets", ts.Key, nil)
 		mustStatus(t, r, 200)

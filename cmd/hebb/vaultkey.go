@@ -25,7 +25,8 @@ func loadVault(log *slog.Logger, dataDir string, holdsCluster, joining bool) (*v
 	case holdsCluster:
 		log.Warn("the vault key file was missing from a data dir that holds a cluster: a new vault master key "+
 			"was created, which cannot open what the previous one sealed (the OAuth and chat signing keys: "+
-			"those sign-ins answer 503); restore the previous key (this file, or HEBB_VAULT_KEY)", "file", file)
+			"those sign-ins answer 503; and the value of every vault secret stored before); "+
+			"restore the previous key (this file, or HEBB_VAULT_KEY)", "file", file)
 	case joining:
 		log.Warn("this node joined a cluster with a vault master key of its own: what the other nodes sealed "+
 			"(the OAuth and chat signing keys) cannot be opened here, so those sign-ins answer 503 on this node; "+
