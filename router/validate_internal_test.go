@@ -31,3 +31,25 @@ func TestUnionStrings(t *testing.T) {
 		}
 	}
 }
+
+// utf8Size counts compact JSON as UTF-8 JSON: escapes of characters JSON
+// may carry raw count as those characters, every member counts.
+func TestUTF8Size(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{`{"k":"v"}`, 9},
+		{`{"k":"\u00e9"}`, 10},              // é: 2 bytes
+		{`{"k":"\u2028"}`, 11},              // 3 bytes
+		{`{"k":"\ud83d\ude00"}`, 12},        // one 4-byte character from a surrogate pair
+		{`{"k":"\ud83d"}`, 14},              // a lone surrogate stays escaped
+		{`{"k":"\n\"\\\/"}`, 15},            // \n \" \\ stay escaped, \/ is /
+		{`{"k":"\u0022\u0001A\u0041"}`, 18}, // " escaped (2), a control character (6), A, A
+		{`{"k":"a","k":"b"}`, 17},           // both members
+	} {
+		if got := utf8Size([]byte(tc.in)); got != tc.want {
+			t.Errorf("utf8Size(%s) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}

@@ -109,6 +109,9 @@ func TestWriteHTTP(t *testing.T) {
 			{"metadata with escaped non-ASCII", `{"content": "escaped metadata at the bound", "metadata": {"k": "` +
 				strings.Repeat(`\u00e9`, 20000) + `"}}`},
 			{"content 10000 multibyte chars", map[string]any{"content": strings.Repeat("é", 10000)}},
+			// 66 KB as sent, 33 KB as UTF-8 JSON: Python's json.dumps escapes U+2028.
+			{"metadata with escaped line separators", `{"content": "line separators in metadata", "metadata": {"k": "` +
+				strings.Repeat(`\u2028`, 11000) + `"}}`},
 			{"256 concepts", map[string]any{"content": "many concepts at the bound", "concepts": concepts}},
 			{"metadata 65536 bytes", map[string]any{"content": "big metadata at the bound",
 				"metadata": map[string]any{"k": strings.Repeat("x", 65536-8)}}},
@@ -153,6 +156,9 @@ func TestWriteHTTP(t *testing.T) {
 				"metadata": map[string]any{"k": strings.Repeat("x", 65536-7)}}, "body.metadata", ""},
 			{"escaped metadata over 65536 bytes as UTF-8", `{"content": "x", "metadata": {"k": "` +
 				strings.Repeat(`\u00e9`, 32765) + `"}}`, "body.metadata", ""},
+			// Each copy is kept; a decode counted only the last.
+			{"metadata over 65536 bytes in repeated keys", `{"content": "x", "metadata": {` +
+				strings.TrimSuffix(strings.Repeat(`"k": "`+strings.Repeat("v", 40000)+`",`, 3), ",") + `}}`, "body.metadata", ""},
 			{"fingerprint 513", map[string]any{"content": "x", "fingerprint": strings.Repeat("f", 513)}, "body.fingerprint", "string_too_long"},
 			{"domain 101", map[string]any{"content": "x", "domain": strings.Repeat("d", 101)}, "body.domain", "string_too_long"},
 			{"unknown field", map[string]any{"content": "x", "colour": "red"}, "body.colour", "extra_forbidden"},
