@@ -74,9 +74,11 @@ func validateItem(v *validator, r *writeRequest, loc []any, rooms bool) prepared
 	}
 	if r.ExternalRef != nil && *r.ExternalRef != "" {
 		ref := *r.ExternalRef
-		v.strLen(ref, 1, maxExternalRef, at("external_ref")...)
+		// The reserved prefix is reported alone: §4.1 gives it one entry.
 		if strings.HasPrefix(ref, secretRefPref) {
 			v.add("value_error", "external_ref must not start with 'secret:' (reserved for vault secrets)", at("external_ref")...)
+		} else {
+			v.strLen(ref, 1, maxExternalRef, at("external_ref")...)
 		}
 		p.item.ExternalRef = ref
 	}

@@ -194,7 +194,7 @@ func TestWriteHTTP(t *testing.T) {
 	})
 
 	t.Run("secret: external_ref", func(t *testing.T) {
-		for _, ref := range []string{"secret:db", "secret:"} {
+		for _, ref := range []string{"secret:db", "secret:", "secret:" + strings.Repeat("x", 300)} {
 			r := ts.do("POST", "/memory/write", ts.Key, map[string]any{"content": "looks like a vault write", "external_ref": ref})
 			errs := checkValidation(t, r)
 			if len(errs) != 1 {
