@@ -84,15 +84,36 @@ func (f *stdioFilter) pass(pw *io.PipeWriter, line []byte) {
 	}
 	if id := mcptools.IDOf(line); id != nil {
 		f.mu.Lock()
-		f.pending[string(id)]++
+		busy := f.pending[string(id)] > 0
+		if !busy {
+			f.pending[string(id)]++
+		}
 		f.mu.Unlock()
+		if busy { // the SDK would drop it unanswered
+			f.write(mcptools.InUse())
+			return
+		}
 	}
 	_, _ = pw.Write(append(line, '\n'))
 }
 
-// Write is the SDK's output: one message a call.
+// Write is the SDK's output: one message a call. An error the SDK wrote in
+// its own words (naming its Go types, code 0) is rewritten first.
 func (f *stdioFilter) Write(p []byte) (int, error) {
+	if clean := mcptools.CleanSDKError(p); clean != nil {
+		if _, err := f.write(clean); err != nil {
+			return 0, err
+		}
+		f.answered(p)
+		return len(p), nil
+	}
 	n, err := f.write(p)
+	f.answered(p)
+	return n, err
+}
+
+// answered notes the response p, if it is one, as no longer pending.
+func (f *stdioFilter) answered(p []byte) {
 	if id := mcptools.AnsweredID(p); id != nil {
 		f.mu.Lock()
 		if f.pending[string(id)]--; f.pending[string(id)] <= 0 {
@@ -101,7 +122,6 @@ func (f *stdioFilter) Write(p []byte) (int, error) {
 		f.checkIdle()
 		f.mu.Unlock()
 	}
-	return n, err
 }
 
 func (f *stdioFilter) write(p []byte) (int, error) {

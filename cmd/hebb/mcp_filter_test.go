@@ -98,3 +98,37 @@ func TestStdioFilterLongLine(t *testing.T) {
 		t.Errorf("after a line over the limit: %v %v", got, nulls)
 	}
 }
+
+// A request reusing the id of one in progress is answered (the SDK dropped
+// it, and the filter then waited its whole drain time at EOF); errors the
+// SDK words itself (code 0, its Go types) reach the client as standard
+// JSON-RPC errors.
+func TestStdioFilterDuplicateIDAndSDKErrors(t *testing.T) {
+	input := filterInit +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":5}}` + "\n" +
+		`{"jsonrpc":"2.0","id":4,"method":"ping","params":[]}` + "\n"
+	start := time.Now()
+	got, nulls := runFiltered(t, input)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the server took %v to end after EOF", took)
+	}
+	if got["2"]["result"] == nil {
+		t.Errorf("the first request with id 2 was not answered: %v", got["2"])
+	}
+	if len(nulls) != 1 || errCode(nulls[0]) != -32600 {
+		t.Errorf("the second request with id 2: %v, want one -32600 with id null", nulls)
+	}
+	for _, id := range []string{"3", "4"} {
+		b, _ := json.Marshal(got[id])
+		if c := errCode(got[id]); c != -32602 || strings.Contains(string(b), "mcp.") || strings.Contains(string(b), "unmarshal") {
+			t.Errorf("id %s: %s, want -32602 without the SDK's text", id, b)
+		}
+	}
+
+	got, _ = runFiltered(t, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`+"\n")
+	if c := errCode(got["1"]); c != -32600 {
+		t.Errorf("tools/list before initialize: %v, want -32600", got["1"])
+	}
+}

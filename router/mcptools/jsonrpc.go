@@ -91,6 +91,50 @@ func FromSDKText(text string, msg []byte) []byte {
 	return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", "the message was refused")
 }
 
+// InUse is the error response to a request whose id a request still in
+// progress has (the SDK drops such a request without an answer). Its id is
+// null: an answer under the id would be taken for the first request's.
+func InUse() []byte {
+	return errorResponse(nil, jsonrpc.CodeInvalidRequest, "Invalid Request",
+		"a request with this id is still in progress")
+}
+
+// CleanSDKError rewrites an error response the SDK wrote with its own text
+// (code 0, or a message naming its Go types) into a standard JSON-RPC
+// error with the same id, as FromSDKText does for the remote connector;
+// nil for any other message.
+func CleanSDKError(msg []byte) []byte {
+	var m struct {
+		ID    json.RawMessage `json:"id"`
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(msg, &m) != nil || m.Error == nil {
+		return nil
+	}
+	text := m.Error.Message
+	if m.Error.Code != 0 && !strings.Contains(text, "unmarshal") && !strings.Contains(text, "mcp.") &&
+		!strings.Contains(text, "missing required") {
+		return nil
+	}
+	id := m.ID
+	if string(id) == "null" {
+		id = nil
+	}
+	switch {
+	case strings.Contains(text, "during session initialization"):
+		return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", "send initialize first")
+	case strings.Contains(text, "initialize") && strings.Contains(text, "twice"),
+		strings.Contains(text, "already initialized"):
+		return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", "the session is already initialized")
+	case strings.Contains(text, "params") || strings.Contains(text, "unmarshal"):
+		return errorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params", "the method's params are missing or not valid")
+	}
+	return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", "the message was refused")
+}
+
 // TooLarge is the error response to a message over limit bytes, which a
 // transport skips unread.
 func TooLarge(limit int) []byte {

@@ -3,6 +3,7 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -74,14 +75,13 @@ func (t tool) handler(caller Caller, opts Options) mcp.ToolHandler {
 		}
 		status, raw, err := caller.Do(ctx, t.method, path, body)
 		if err != nil {
-			return errorResult(envelope{Code: "INTERNAL", Retryable: true,
-				Message: fmt.Sprintf("Service unreachable: %v", err)}), nil
+			return errorResult(callFailed(ctx, t, err)), nil
 		}
 		if status >= 400 {
 			return errorResult(restError(status, raw)), nil
 		}
 		var m map[string]any
-		if json.Unmarshal(raw, &m) != nil {
+		if json.Unmarshal(raw, &m) != nil || m == nil { // null decodes into a nil map
 			// A proxy's or portal's page: as structured content it made
 			// the SDK fail to encode the reply, and the call went unanswered.
 			return errorResult(envelope{Code: "INTERNAL", Retryable: true,
@@ -89,6 +89,29 @@ func (t tool) handler(caller Caller, opts Options) mcp.ToolHandler {
 		}
 		return t.result(raw, m), nil
 	}
+}
+
+// callFailed is the result of a REST call that got no answer. A call the
+// client cancelled says so; a write that timed out may have been applied,
+// so it is not called retryable (a retry could store it twice).
+func callFailed(ctx context.Context, t tool, err error) envelope {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return envelope{Code: "INTERNAL", Message: "The call was cancelled"}
+	}
+	timedOut := errors.Is(err, context.DeadlineExceeded) || isTimeout(err)
+	if timedOut && t.method != "GET" && t.scope == ScopeWrite {
+		return envelope{Code: "INTERNAL", Message: fmt.Sprintf("The service did not answer in time; the call may "+
+			"have been applied, check before repeating it: %v", err)}
+	}
+	if timedOut {
+		return envelope{Code: "INTERNAL", Retryable: true, Message: fmt.Sprintf("The service did not answer in time: %v", err)}
+	}
+	return envelope{Code: "INTERNAL", Retryable: true, Message: fmt.Sprintf("Service unreachable: %v", err)}
+}
+
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.As(err, &te) && te.Timeout()
 }
 
 // request turns the tool arguments into the REST path and body: path
@@ -103,8 +126,13 @@ func (t tool) request(raw json.RawMessage, remote bool) (string, any, *envelope)
 	path := t.path
 	if strings.Contains(path, "{room_id}") {
 		var id string
-		if json.Unmarshal(args["room_id"], &id) != nil || strings.TrimSpace(id) == "" {
+		switch raw, ok := args["room_id"]; {
+		case !ok || string(raw) == "null":
 			return "", nil, validation("missing", "Field required", "room_id")
+		case json.Unmarshal(raw, &id) != nil:
+			return "", nil, validation("string_type", "Input should be a valid string", "room_id")
+		case strings.TrimSpace(id) == "":
+			return "", nil, validation("string_too_short", "String should have at least 1 character", "room_id")
 		}
 		delete(args, "room_id")
 		path = strings.Replace(path, "{room_id}", url.PathEscape(id), 1)

@@ -3,6 +3,8 @@ package mcptools
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -275,4 +277,69 @@ func TestToolScopes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// errCaller fails every call with err (after waiting for ctx when block).
+type errCaller struct {
+	err   error
+	block bool
+}
+
+func (e errCaller) Do(ctx context.Context, _, _ string, _ any) (int, []byte, error) {
+	if e.block {
+		<-ctx.Done()
+		return 0, nil, ctx.Err()
+	}
+	return 0, nil, e.err
+}
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string { return "Client.Timeout exceeded" }
+func (timeoutErr) Timeout() bool { return true }
+
+// What a call that got no answer says: a write that timed out may have
+// been applied, so it is not called retryable; a REST body of null, an
+// invite's use count, a room_id of the wrong type.
+func TestToolFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name, tool string
+		err        error
+		retryable  bool
+		text       string
+	}{
+		{"write timed out", "memory_write", timeoutErr{}, false, "may have been applied"},
+		{"read timed out", "memory_read", timeoutErr{}, true, "did not answer in time"},
+		{"unreachable", "memory_write", errors.New("connection refused"), true, "Service unreachable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := connect(t, errCaller{err: tc.err}, Options{})
+			res := call(t, cs, tc.tool, map[string]any{"content": "x", "query": "q"})
+			env := structured(t, res)
+			if !res.IsError || env["retryable"] != tc.retryable || !strings.Contains(fmt.Sprint(env["message"]), tc.text) {
+				t.Errorf("result %v", env)
+			}
+		})
+	}
+	t.Run("null body", func(t *testing.T) {
+		res := call(t, connect(t, &fakeCaller{status: 200, raw: "null"}, Options{}), "memory_stats", nil)
+		if env := structured(t, res); !res.IsError || env["code"] != "INTERNAL" {
+			t.Errorf("result %v", env)
+		}
+	})
+	t.Run("invite says single-use", func(t *testing.T) {
+		raw := `{"code":"mshare_x","share_message":"join","max_uses":1}`
+		res := call(t, connect(t, &fakeCaller{status: 200, raw: raw}, Options{}), "memory_invite_to_room",
+			map[string]any{"room_id": "room_1", "max_uses": 5})
+		if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "single-use") {
+			t.Errorf("summary %q", text)
+		}
+	})
+	t.Run("room_id not a string", func(t *testing.T) {
+		res := call(t, connect(t, &fakeCaller{status: 200, raw: "{}"}, Options{}), "memory_invite_to_room",
+			map[string]any{"room_id": 123})
+		if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "valid string") {
+			t.Errorf("result %q", text)
+		}
+	})
 }

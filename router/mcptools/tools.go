@@ -168,7 +168,18 @@ func inviteTool(remote bool) tool {
 	}
 	return tool{name: "memory_invite_to_room", title: "Invite to a shared room", scope: ScopeWrite, method: "POST",
 		path: "/memory/rooms/{room_id}/invites", desc: desc, input: object(true, []string{"room_id"}, props),
-		summary: func(r map[string]any) string { return fmt.Sprintf("Share code %v: %v", r["code"], r["share_message"]) }}
+		summary: inviteSummary}
+}
+
+// inviteSummary says how often the code can be used: the local tool drops
+// a max_uses it is given, and a model that asked for five must not think
+// it got them.
+func inviteSummary(r map[string]any) string {
+	uses := "single-use"
+	if n := num(r["max_uses"]); n > 1 {
+		uses = fmt.Sprintf("usable %d times", int(n))
+	}
+	return fmt.Sprintf("Share code %v (%s): %v", r["code"], uses, r["share_message"])
 }
 
 func writeSummary(r map[string]any) string {
