@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -32,10 +33,7 @@ func mcpStdio(args []string) error {
 	if key == "" {
 		return errors.New("hebb mcp: set MNEMOVERSE_API_KEY (or HEBB_API_KEY) to your API key")
 	}
-	base := strings.TrimRight(firstEnv("HEBB_URL"), "/")
-	if base == "" {
-		base = defaultRESTBase
-	}
+	base := restBase(firstEnv("HEBB_URL"))
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	server := mcp.NewServer(&mcp.Implementation{Name: "hebb", Title: "hebb memory", Version: version},
 		&mcp.ServerOptions{Logger: log})
@@ -43,6 +41,21 @@ func mcpStdio(args []string) error {
 		http: &http.Client{Timeout: 30 * time.Second}}, mcptools.Options{})
 	in, out := newStdioFilter(os.Stdin, os.Stdout).transport()
 	return server.Run(context.Background(), &mcp.IOTransport{Reader: in, Writer: out, MaxLineLength: -1})
+}
+
+// restBase is HEBB_URL as the REST base: the default when unset, and
+// /api/v1 added to a bare host (as the CLI's client does), since the
+// server's public URL is the natural thing to paste and every tool then
+// answered NOT_FOUND.
+func restBase(raw string) string {
+	base := strings.TrimRight(raw, "/")
+	if base == "" {
+		return defaultRESTBase
+	}
+	if u, err := url.Parse(base); err == nil && u.Host != "" && u.Path == "" {
+		return base + "/api/v1"
+	}
+	return base
 }
 
 func firstEnv(names ...string) string {

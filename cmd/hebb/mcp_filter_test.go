@@ -132,3 +132,17 @@ func TestStdioFilterDuplicateIDAndSDKErrors(t *testing.T) {
 		t.Errorf("tools/list before initialize: %v, want -32600", got["1"])
 	}
 }
+
+func TestRestBase(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                       defaultRESTBase,
+		"http://h:8080":          "http://h:8080/api/v1",
+		"http://h:8080/":         "http://h:8080/api/v1",
+		"https://h/api/v1/":      "https://h/api/v1",
+		"https://h/proxy/api/v1": "https://h/proxy/api/v1",
+	} {
+		if got := restBase(in); got != want {
+			t.Errorf("restBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
