@@ -132,13 +132,6 @@ func gitInfo() GitInfo {
 	if buildCommit != "" {
 		return GitInfo{Commit: buildCommit, Dirty: buildDirty == "true"}
 	}
-	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
-		g := GitInfo{Commit: strings.TrimSpace(string(out))}
-		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil {
-			g.Dirty = len(bytes.TrimSpace(st)) > 0
-		}
-		return g
-	}
 	g := GitInfo{Commit: "unknown"}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
@@ -150,8 +143,34 @@ func gitInfo() GitInfo {
 			}
 		}
 	}
+	if g.Commit != "unknown" || !inOwnCheckout() {
+		return g
+	}
+	// A `go build -buildvcs=false` binary run in hebb's checkout: its HEAD,
+	// most likely (if not surely) what the binary was built from.
+	if out, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil {
+		g = GitInfo{Commit: strings.TrimSpace(string(out))}
+		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil {
+			g.Dirty = len(bytes.TrimSpace(st)) > 0
+		}
+	}
 	return g
 }
+
+// inOwnCheckout reports whether the working directory is inside a git
+// checkout of this module: another repository's HEAD was reported as the
+// commit of a binary run there.
+func inOwnCheckout() bool {
+	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return false
+	}
+	mod, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(top)), "go.mod"))
+	return err == nil && bytes.HasPrefix(bytes.TrimSpace(mod), []byte("module "+modulePath+"\n"))
+}
+
+// modulePath is this module's path, as go.mod names it.
+const modulePath = "github.com/hebbdb/hebb"
 
 // Write stores the report as <dir>/<workload>-<UTC time>.json with its
 // latency plot beside it (.png, when the report has load phases) and
@@ -240,6 +259,7 @@ func (r *Report) Summary(w io.Writer) {
 		if ph.ItemsPerRequest > 1 {
 			fmt.Fprintf(w, "  %d items per request: %.0f atoms/s\n", ph.ItemsPerRequest, ph.OKPerS*float64(ph.ItemsPerRequest))
 		}
+		phaseWarnings(w, ph)
 		fmt.Fprintf(w, "  %-12s %8s %9s %9s %9s %9s %9s\n", "op", "count", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms")
 		for _, op := range sortedKeys(ph.Ops) {
 			o := ph.Ops[op]
@@ -265,6 +285,30 @@ func (r *Report) Summary(w io.Writer) {
 	}
 }
 
+// phaseWarnings says what the percentiles below leave out or take in: open-
+// loop slots never sent (the rate was not sustained; the slots' waits are
+// in no percentile, so a stall near the end looks like nothing), and
+// failed requests (their latencies are in the figures).
+func phaseWarnings(w io.Writer, ph *PhaseResult) {
+	if ph.Missed > 0 && ph.Scheduled > 0 {
+		fmt.Fprintf(w, "  WARNING: %d of %d slots (%.1f%%) were never sent, every worker busy: the rate was not sustained, "+
+			"and the percentiles leave those requests out; raise --concurrency or lower --rate\n",
+			ph.Missed, ph.Scheduled, 100*float64(ph.Missed)/float64(ph.Scheduled))
+	}
+	if ph.Errors > 0 {
+		fmt.Fprintf(w, "  note: the latencies include the %d failed requests\n", ph.Errors)
+	}
+}
+
+// searchedAtoms is how many atoms the searched tenant held: --size, or more
+// when it already held more.
+func (r *Report) searchedAtoms() int {
+	if p := r.Populate; p != nil && p.Tenants == 1 && p.Existing+p.Added > int64(r.Config.Size) {
+		return int(p.Existing + p.Added)
+	}
+	return r.Config.Size
+}
+
 // scanComparison relates the search latency to the fastest exact f32 scan
 // of the same number of vectors (the issue's bar: p50 no more than it).
 func (r *Report) scanComparison(w io.Writer) {
@@ -277,7 +321,7 @@ func (r *Report) scanComparison(w io.Writer) {
 		}
 	}
 	for _, ph := range r.Phases {
-		if o, ok := ph.Ops[OpSearch]; ok && scan > 0 && r.Kernels.N == r.Config.Size {
+		if o, ok := ph.Ops[OpSearch]; ok && scan > 0 && r.Kernels.N == r.searchedAtoms() {
 			fmt.Fprintf(w, "search   p50 %.2f ms = %.2fx the fastest bare f32 scan of the same %d x %d vectors (%.2f ms)\n",
 				o.Latency.P50, o.Latency.P50/scan, r.Kernels.N, r.Kernels.Dim, scan)
 		}

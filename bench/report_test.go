@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -201,5 +202,70 @@ func TestMostFailed(t *testing.T) {
 		ErrorsByCode: map[string]int64{"429": 13600}}}}
 	if err := bad.mostFailed(); !errors.Is(err, ErrMostFailed) || !strings.Contains(err.Error(), "429") {
 		t.Errorf("13600 of 13606 failed: %v", err)
+	}
+}
+
+// A tenant that already held more than --size is searched whole: the bare
+// scan it is compared with is of as many vectors (it was of --size).
+func TestScanComparisonUsesTenantSize(t *testing.T) {
+	rep := &Report{Workload: WorkloadSearch, Config: ReportConfig{Size: 2000},
+		Populate: &PopulateResult{Tenants: 1, Target: 2000, Existing: 41204},
+		Phases:   []*PhaseResult{{Name: "search", Ops: map[string]OpResult{OpSearch: {Latency: Latency{P50: 0.5}}}}},
+		Kernels:  &KernelResult{N: 41204, Dim: 384, Kernels: []KernelTiming{{Name: "vecmath DotArena+TopK", MedianMs: 2}}}}
+	if got := rep.searchedAtoms(); got != 41204 {
+		t.Fatalf("searchedAtoms = %d, want the tenant's 41204", got)
+	}
+	var b strings.Builder
+	rep.scanComparison(&b)
+	if !strings.Contains(b.String(), "0.25x the fastest bare f32 scan of the same 41204 x 384") {
+		t.Errorf("comparison %q", b.String())
+	}
+	rep.Kernels.N = 2000 // a scan of fewer vectors than were searched: no comparison
+	b.Reset()
+	rep.scanComparison(&b)
+	if b.Len() != 0 {
+		t.Errorf("compared with a scan of --size: %q", b.String())
+	}
+}
+
+// Outside hebb's checkout an unstamped binary does not take the working
+// directory's repository's HEAD for its commit.
+func TestGitInfoOtherRepo(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	old := buildCommit
+	defer func() { buildCommit = old }()
+	buildCommit = ""
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	head, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	if g := gitInfo(); g.Commit == strings.TrimSpace(string(head)) {
+		t.Errorf("commit %s is the other repository's HEAD", g.Commit)
+	}
+}
+
+// A phase that did not sustain its rate, or had failures, says so above
+// its percentiles.
+func TestPhaseWarnings(t *testing.T) {
+	var b strings.Builder
+	phaseWarnings(&b, &PhaseResult{Scheduled: 18000, Missed: 10059, Errors: 3})
+	if !strings.Contains(b.String(), "10059 of 18000 slots (55.9%) were never sent") || !strings.Contains(b.String(), "3 failed") {
+		t.Errorf("warnings %q", b.String())
+	}
+	b.Reset()
+	phaseWarnings(&b, &PhaseResult{Scheduled: 100})
+	if b.Len() != 0 {
+		t.Errorf("warnings for a clean phase: %q", b.String())
 	}
 }

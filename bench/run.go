@@ -95,8 +95,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Workload == WorkloadSearch && cfg.Size > 0 {
 		// The bar of a search: one bare f32 scan of as many vectors of the
 		// server's dimension (--dim), measured in the same run.
+		// A tenant holding more than --size (it is topped up, never cut)
+		// is searched whole: the scan is of as many vectors as it holds.
 		kc := cfg.Kernels
-		kc.N, kc.K, kc.Runs, kc.Baseline, kc.Progress = cfg.Size, min(kc.K, cfg.Size), 5, true, cfg.Progress
+		n := rep.searchedAtoms()
+		kc.N, kc.K, kc.Runs, kc.Baseline, kc.Progress = n, min(kc.K, n), 5, true, cfg.Progress
 		k, err := RunKernels(ctx, kc)
 		if err != nil {
 			return rep, err
