@@ -162,12 +162,22 @@ func (c *Config) check() error {
 		{c.Tenants < 1, "--tenants must be at least 1"},
 		{c.Domains < 0, "--domains must be 0 or more"},
 		{c.Workload == WorkloadTenants && c.Size < c.Tenants, "--size (atoms over all tenants) must be at least --tenants"},
+		// The kernels run after the load phases: refused then, the load was for nothing.
+		{c.runsKernels() && (c.Kernels.Dim < 1 || c.Kernels.K < 1 ||
+			c.Workload != WorkloadSearch && (c.Kernels.Runs < 1 || c.Kernels.N < c.Kernels.K)),
+			"--dim and --runs of the kernels must be at least 1, and --n at least 10 (the top-k)"},
 	} {
 		if b.bad {
 			return fmt.Errorf("%w: %s", ErrBadConfig, b.flag)
 		}
 	}
 	return nil
+}
+
+// runsKernels reports whether the run ends with kernels: their own
+// workload, default's, and a search's bare-scan baseline.
+func (c *Config) runsKernels() bool {
+	return c.Workload == WorkloadKernels || c.Workload == WorkloadDefault || c.Workload == WorkloadSearch && c.Size > 0
 }
 
 // minRate is the slowest open loop: one request in ~3 hours (slower rates
@@ -238,7 +248,9 @@ func connect(ctx context.Context, cfg *Config, rep *Report) (*target, error) {
 	var health struct {
 		Version string `json:"version"`
 	}
-	if err := api.Call("GET", "/health", "", nil, &health); err != nil {
+	// Ctrl-C is answered at once: a server that accepts and never answers
+	// held the run for the client's 30 s timeout.
+	if err := whileCtx(ctx, func() error { return api.Call("GET", "/health", "", nil, &health) }); err != nil {
 		if t.local != nil {
 			_ = t.local.Stop()
 		}
@@ -280,4 +292,17 @@ func (t *target) awaitServer(ctx context.Context, url string) error {
 		return fmt.Errorf("%s: %w", url, err)
 	}
 	return nil
+}
+
+// whileCtx runs f and returns its error, or ctx's as soon as ctx ends (f
+// then finishes on its own).
+func whileCtx(ctx context.Context, f func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
