@@ -67,6 +67,11 @@ func TestTermUnsavableStallsThenRecovers(t *testing.T) {
 	termRetry = 20 * time.Millisecond
 	c := newTestCluster(t)
 	old := c.leader(t, 1, c.nodes)
+	// Every node holds the configuration of three voters before the leader
+	// goes: one that had not yet received it waited for the closed node's
+	// vote forever (under load, with the race detector).
+	propose(t, old.Group(1), "before=1")
+	c.converged(t, 1, c.nodes, map[string]string{"before": "1"})
 	var open []*Node
 	for _, n := range c.nodes {
 		if n != old {
@@ -92,7 +97,7 @@ func TestTermUnsavableStallsThenRecovers(t *testing.T) {
 	disk.fail.Store(false)
 	leader := c.leader(t, 1, open)
 	propose(t, leader.Group(1), "after=1")
-	c.converged(t, 1, open, map[string]string{"after": "1"})
+	c.converged(t, 1, open, map[string]string{"before": "1", "after": "1"})
 }
 
 // A group closing while its term cannot be saved ends the goroutine that
