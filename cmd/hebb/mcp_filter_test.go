@@ -10,9 +10,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// runFiltered runs an SDK server with one slow tool over the stdio filter
-// on input and returns the lines it wrote, once the server ended.
-func runFiltered(t *testing.T, input string) (byID map[string]map[string]any, nulls []map[string]any) {
+// runFilteredTo runs an SDK server with one slow tool over the stdio
+// filter on input, writing to out, until the server ends.
+func runFilteredTo(t *testing.T, input string, out *syncBuffer) {
 	t.Helper()
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	type args struct{}
@@ -20,28 +20,45 @@ func runFiltered(t *testing.T, input string) (byID map[string]map[string]any, nu
 		time.Sleep(300 * time.Millisecond)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 	})
-	var out syncBuffer
-	in, w := newStdioFilter(strings.NewReader(input), &out).transport()
+	in, w := newStdioFilter(strings.NewReader(input), out).transport()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: w, MaxLineLength: -1}); err != nil && ctx.Err() != nil {
 		t.Fatalf("the server did not end: %v", err)
 	}
+}
+
+// runFiltered runs runFilteredTo and returns the answers it wrote, by id
+// (batches' answers included) and those with id null.
+func runFiltered(t *testing.T, input string) (byID map[string]map[string]any, nulls []map[string]any) {
+	t.Helper()
+	var out syncBuffer
+	runFilteredTo(t, input, &out)
 	byID = map[string]map[string]any{}
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("not a JSON line: %q", l)
+		var msgs []map[string]any
+		if strings.HasPrefix(l, "[") { // a batch's answers
+			if err := json.Unmarshal([]byte(l), &msgs); err != nil {
+				t.Fatalf("not a JSON array line: %q", l)
+			}
+		} else {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("not a JSON line: %q", l)
+			}
+			msgs = append(msgs, m)
 		}
-		if m["id"] == nil {
-			nulls = append(nulls, m)
-			continue
+		for _, m := range msgs {
+			if m["id"] == nil {
+				nulls = append(nulls, m)
+				continue
+			}
+			id, _ := json.Marshal(m["id"])
+			if _, dup := byID[string(id)]; dup {
+				t.Errorf("two answers to id %s", id)
+			}
+			byID[string(id)] = m
 		}
-		id, _ := json.Marshal(m["id"])
-		if _, dup := byID[string(id)]; dup {
-			t.Errorf("two answers to id %s", id)
-		}
-		byID[string(id)] = m
 	}
 	return byID, nulls
 }
@@ -86,8 +103,46 @@ func TestStdioFilter(t *testing.T) {
 			invalid++
 		}
 	}
-	if parse != 2 || invalid != 4 { // {not json, \xff; id object, [], batch, 1.5
-		t.Errorf("%d parse errors and %d invalid requests with id null, want 2 and 4: %v", parse, invalid, got)
+	if parse != 2 || invalid != 3 { // {not json, \xff; id object, [], 1.5
+		t.Errorf("%d parse errors and %d invalid requests with id null, want 2 and 3: %v", parse, invalid, got)
+	}
+	if got["9"]["result"] == nil {
+		t.Errorf("the batch's ping was not answered: %v", got["9"])
+	}
+}
+
+// A batch (protocol 2025-03-26 requires them; the SDK's stdio transport
+// refused them) is answered with one array holding every request's answer;
+// a batch of notifications with nothing.
+func TestStdioFilterBatch(t *testing.T) {
+	input := filterInit +
+		`[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},` +
+		`{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"slow","arguments":{}}},` +
+		`{"jsonrpc":"2.0","id":"c","method":"nope"}]` + "\n" +
+		`[{"jsonrpc":"2.0","method":"notifications/y"}]` + "\n" +
+		`{"jsonrpc":"2.0","id":"d","method":"ping"}` + "\n"
+	var out syncBuffer
+	runFilteredTo(t, input, &out)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var arrays []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "[") {
+			arrays = append(arrays, l)
+		}
+	}
+	if len(arrays) != 1 || len(lines) != 3 { // initialize, the batch, d
+		t.Fatalf("output lines %q, want the initialize answer, one array and d's answer", lines)
+	}
+	var batch []map[string]any
+	if err := json.Unmarshal([]byte(arrays[0]), &batch); err != nil || len(batch) != 3 {
+		t.Fatalf("batch answer %s (%v), want 3 answers", arrays[0], err)
+	}
+	ids := map[any]map[string]any{}
+	for _, m := range batch {
+		ids[m["id"]] = m
+	}
+	if ids["a"]["result"] == nil || ids["b"]["result"] == nil || errCode(ids["c"]) != -32601 {
+		t.Errorf("batch answers %v", batch)
 	}
 }
 
