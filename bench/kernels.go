@@ -47,7 +47,8 @@ type KernelTiming struct {
 	// scan runs as fast as streaming the bytes through one core.
 	Ratio float64 `json:"ratio_to_ceiling"`
 	// SameTopK reports whether the kernel found the same top-K set as
-	// vecmath on the first query (ceilings find nothing and report true).
+	// vecmath on every run's query, the warm-up's included (ceilings find
+	// nothing and report true).
 	SameTopK bool `json:"same_top_k"`
 }
 
@@ -69,7 +70,8 @@ type kernel struct {
 	name, note string
 	ceiling    bool
 	run        func(q []float32) []int
-	bytes      int64 // what it reads when not the arena (the quantised search's codes)
+	bytes      int64        // what it reads when not the arena (the quantised search's codes)
+	failed     func() error // when not nil, a run that failed (RunKernels returns it, not figures)
 }
 
 // sink keeps the ceiling scans from being optimised away.
@@ -93,7 +95,8 @@ func RunKernels(ctx context.Context, cfg KernelConfig) (*KernelResult, error) {
 		return nil, err
 	}
 	times := make([][]time.Duration, len(ks))
-	tops := make([][]int, len(ks))
+	differs := make([]bool, len(ks)) // a run's top-k differed from vecmath's
+	ref := slices.IndexFunc(ks, func(k kernel) bool { return k.name == refKernel })
 	for r := -1; r < cfg.Runs; r++ { // run -1 warms caches and page tables up
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -102,18 +105,31 @@ func RunKernels(ctx context.Context, cfg KernelConfig) (*KernelResult, error) {
 			fmt.Fprintf(out, "kernels  run %d/%d\n", r+1, cfg.Runs)
 		}
 		q := queries[max(r, 0)%len(queries)]
+		tops := make([][]int, len(ks))
 		for i, k := range ks {
 			start := time.Now()
 			top := k.run(q)
 			if r >= 0 {
 				times[i] = append(times[i], time.Since(start))
-			} else {
-				tops[i] = slices.Clone(top) // vecmath reuses its buffer
+			}
+			tops[i] = slices.Clone(top) // vecmath reuses its buffer
+		}
+		for i, k := range ks {
+			differs[i] = differs[i] || !k.ceiling && ref >= 0 && !sameSet(tops[i], tops[ref])
+		}
+	}
+	for _, k := range ks {
+		if k.failed != nil {
+			if err := k.failed(); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return kernelResult(cfg, ks, times, tops, int64(len(arena))*4), nil
+	return kernelResult(cfg, ks, times, differs, int64(len(arena))*4), nil
 }
+
+// refKernel is the kernel whose top-k the others must find.
+const refKernel = "vecmath DotArena+TopK"
 
 // kernelData returns n random unit vectors in one arena and a few queries.
 func kernelData(cfg KernelConfig) (arena []float32, queries [][]float32) {
@@ -167,6 +183,7 @@ func kernels(ctx context.Context, cfg KernelConfig, arena []float32) ([]kernel, 
 		return nil, err
 	}
 	copyDst := make([]float32, len(arena))
+	var qerr error // chromem-go's first failed query
 	return append(ks,
 		kernel{name: "ceiling: copy (memmove)", note: "reads and writes every byte, 1 core", ceiling: true,
 			run: func([]float32) []int { copy(copyDst, arena); return nil }},
@@ -174,8 +191,12 @@ func kernels(ctx context.Context, cfg KernelConfig, arena []float32) ([]kernel, 
 			return plainScan(q, arena, dim, k)
 		}},
 		kernel{name: "chromem-go QueryEmbedding", note: fmt.Sprintf("v0.7.0, %d goroutines", cpus), run: func(q []float32) []int {
-			return chromemQuery(ctx, coll, q, k)
-		}},
+			top, err := chromemQuery(ctx, coll, q, k)
+			if err != nil && qerr == nil {
+				qerr = err // a failed query would be timed as a fast one
+			}
+			return top
+		}, failed: func() error { return qerr }},
 	), nil
 }
 
@@ -306,27 +327,23 @@ func chromemCollection(ctx context.Context, arena []float32, n, dim int) (*chrom
 	return coll, nil
 }
 
-func chromemQuery(ctx context.Context, coll *chromem.Collection, q []float32, k int) []int {
+func chromemQuery(ctx context.Context, coll *chromem.Collection, q []float32, k int) ([]int, error) {
 	res, err := coll.QueryEmbedding(ctx, q, k, nil, nil)
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("chromem-go query: %w", err)
 	}
 	out := make([]int, len(res))
 	for i, r := range res {
 		out[i], _ = strconv.Atoi(r.ID)
 	}
-	return out
+	return out, nil
 }
 
-func kernelResult(cfg KernelConfig, ks []kernel, times [][]time.Duration, tops [][]int, bytes int64) *KernelResult {
+func kernelResult(cfg KernelConfig, ks []kernel, times [][]time.Duration, differs []bool, bytes int64) *KernelResult {
 	res := &KernelResult{N: cfg.N, Dim: cfg.Dim, K: cfg.K, Runs: cfg.Runs, Bytes: bytes,
 		Accelerated: vecmath.Accelerated(), Threads: runtime.NumCPU()}
-	var ref []int
 	var ceiling time.Duration
 	for i, k := range ks {
-		if k.name == "vecmath DotArena+TopK" {
-			ref = tops[i]
-		}
 		if m := median(times[i]); k.ceiling && (ceiling == 0 || m < ceiling) {
 			ceiling = m
 		}
@@ -339,7 +356,7 @@ func kernelResult(cfg KernelConfig, ks []kernel, times [][]time.Duration, tops [
 		}
 		t := KernelTiming{Name: k.name, Note: k.note, MedianMs: ms(m), MinMs: ms(slices.Min(times[i])),
 			GBPerS: float64(read) / m.Seconds() / 1e9, Ratio: ceiling.Seconds() / m.Seconds(),
-			SameTopK: k.ceiling || sameSet(tops[i], ref)}
+			SameTopK: !differs[i]}
 		res.Kernels = append(res.Kernels, t)
 	}
 	return res
