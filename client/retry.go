@@ -82,7 +82,7 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		if secs < 0 {
 			return 0
 		}
-		return min(time.Duration(min(secs, int64(maxRetryAfter/time.Second)))*time.Second, maxRetryAfter)
+		return time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second
 	} else if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-") {
 		return maxRetryAfter
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -501,11 +500,9 @@ func checkNoOrphans(dataDir string) error {
 	if _, err := os.Stat(filepath.Join(dataDir, clusterIDFile)); err == nil {
 		held = append(held, clusterIDFile)
 	}
-	dirs, _ := filepath.Glob(filepath.Join(dataDir, "raft", "group-*"))
-	for _, d := range dirs {
-		id, err := strconv.ParseUint(strings.TrimPrefix(filepath.Base(d), "group-"), 10, 32)
-		if err == nil && id != MetaGroupID && shard.GroupHoldsState(dataDir, uint32(id)) {
-			held = append(held, filepath.Join("raft", filepath.Base(d)))
+	for _, id := range shard.GroupsOnDisk(dataDir) {
+		if id != MetaGroupID && shard.GroupHoldsState(dataDir, id) {
+			held = append(held, filepath.Join("raft", filepath.Base(shard.GroupDir(dataDir, id))))
 		}
 	}
 	if len(held) == 0 {

@@ -6,41 +6,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 )
 
 // lostSegmentsPrefix names the directory a group's segments are moved to when
 // its raft.db is missing (see checkLostLog).
 const lostSegmentsPrefix = "segments.lost-"
-
-// GroupDir is where group id keeps its Raft state under a node's data dir.
-func GroupDir(dataDir string, id uint32) string {
-	return filepath.Join(dataDir, "raft", "group-"+strconv.FormatUint(uint64(id), 10))
-}
-
-// GroupHoldsState reports whether group id has Raft state under dataDir: its
-// log (raft.db) or a finished snapshot, which a start restores.
-func GroupHoldsState(dataDir string, id uint32) bool {
-	dir := GroupDir(dataDir, id)
-	if _, err := os.Stat(filepath.Join(dir, "raft.db")); !errors.Is(err, os.ErrNotExist) {
-		return true
-	}
-	return len(finishedSnapshots(dir)) > 0
-}
-
-// snapshotDirs lists the finished snapshots under a group's directory.
-func finishedSnapshots(dir string) []string {
-	entries, _ := os.ReadDir(filepath.Join(dir, snapDir))
-	var names []string
-	for _, e := range entries {
-		if e.IsDir() && !strings.HasSuffix(e.Name(), tmpSuffix) {
-			names = append(names, e.Name())
-		}
-	}
-	return names
-}
 
 // checkLostLog handles a group directory whose raft.db is missing (or
 // empty) while snapshots or segments remain: the log is gone (deleted, or
