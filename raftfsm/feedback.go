@@ -3,6 +3,11 @@ package raftfsm
 // Feedback constants (DESIGN.md §4).
 const (
 	valenceRate = 0.3 // Rescorla-Wagner λ
+	// maxFeedbackPairs bounds the concept pairs one feedback call steps:
+	// 500 atoms of 256 concepts against 256 query concepts were 32 million
+	// pairs, minutes of apply holding the group. A call's usual pairs (tens
+	// of atoms, 16 extracted concepts a side) are far below it.
+	maxFeedbackPairs = 1 << 16
 )
 
 func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
@@ -36,18 +41,8 @@ func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 		t.setValence(a, clamp(a.Valence+float64(valenceRate*(outcome-a.Valence)), -1, 1))
 		res.Updated++
 		sum += a.Valence
-		eta := feedbackEta * abs(outcome)
-		for _, ac := range union(a.Concepts, c.Concepts) {
-			for _, qc := range with {
-				pair := [2]string{min(ac, qc), max(ac, qc)}
-				if stepped[pair] {
-					continue
-				}
-				stepped[pair] = true
-				if e := t.edges.touch(ac, qc, eta, outcome, true, c.At); e != nil {
-					touched[e] = true
-				}
-			}
+		if len(stepped) < maxFeedbackPairs {
+			stepPairs(t, union(a.Concepts, c.Concepts), with, outcome, c.At, stepped, touched)
 		}
 	}
 	if res.Updated > 0 {
@@ -55,6 +50,27 @@ func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 	}
 	res.CoactivationEdges = len(touched)
 	return res
+}
+
+// stepPairs co-activates each concept with each of with, a pair once per
+// call (stepped) and up to maxFeedbackPairs pairs in all, in order.
+func stepPairs(t *tenant, concepts, with []string, outcome float64, at int64, stepped map[[2]string]bool, touched map[*edgeRec]bool) {
+	eta := feedbackEta * abs(outcome)
+	for _, ac := range concepts {
+		for _, qc := range with {
+			pair := [2]string{min(ac, qc), max(ac, qc)}
+			if stepped[pair] {
+				continue
+			}
+			if len(stepped) == maxFeedbackPairs {
+				return
+			}
+			stepped[pair] = true
+			if e := t.edges.touch(ac, qc, eta, outcome, true, at); e != nil {
+				touched[e] = true
+			}
+		}
+	}
 }
 
 func union(a, b []string) []string {

@@ -1,6 +1,7 @@
 package raftfsm
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -178,5 +179,37 @@ func TestDeletePrototypeReleasesMembers(t *testing.T) {
 	}
 	if r := consolidate(); r.AtomsBefore != 2 || r.PrototypesCreated != 1 {
 		t.Fatalf("consolidation after the delete: %+v", r)
+	}
+}
+
+// One feedback call steps at most maxFeedbackPairs concept pairs: three
+// atoms of 256 concepts against 256 query concepts (196,608 pairs) held
+// the group's apply for seconds. Every atom's valence is still learned.
+func TestFeedbackPairsBounded(t *testing.T) {
+	x := newFixture(t)
+	var ids []ID
+	for k := range 3 {
+		concepts := make([]string, 256)
+		for i := range concepts {
+			concepts[i] = fmt.Sprintf("a%d-%d", k, i)
+		}
+		ids = append(ids, x.put(fmt.Sprintf("atom %d", k), "d", oneHot(k), concepts...))
+	}
+	query := make([]string, 256)
+	for i := range query {
+		query[i] = fmt.Sprintf("q%d", i)
+	}
+	before := x.f.Stats(x.tenant).HebbianEdges
+	r := x.feedback(1, ids, query...)
+	if r.Updated != 3 || r.CoactivationEdges != maxFeedbackPairs {
+		t.Fatalf("updated %d, %d edges touched; want 3 and %d", r.Updated, r.CoactivationEdges, maxFeedbackPairs)
+	}
+	if n := x.f.Stats(x.tenant).HebbianEdges - before; n != maxFeedbackPairs {
+		t.Fatalf("%d edges added, want %d", n, maxFeedbackPairs)
+	}
+	for _, id := range ids {
+		if v := x.get(id).Valence; !near(v, 0.3) {
+			t.Fatalf("valence %v, want 0.3", v)
+		}
 	}
 }

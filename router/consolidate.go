@@ -35,6 +35,10 @@ func (s *Server) consolidate(c *call) error {
 	}
 	tenant := c.org
 	if req.Domain != nil {
+		v := &validator{}
+		if v.strLen(*req.Domain, 0, maxDomain, "domain"); v.err() != nil {
+			return v.err()
+		}
 		kind, id, derr := classifyDomain(*req.Domain)
 		if derr != nil {
 			return derr

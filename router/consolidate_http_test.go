@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,8 @@ func testConsolidateDisabled(t *testing.T, ts *testServer) {
 	// A write endpoint: unknown fields are refused before the 503.
 	checkValidation(t, ts.do("POST", "/memory/consolidate", ts.Key, map[string]any{"domain": "ops", "force": true}), "body", "force")
 	checkValidationMessage(t, ts.do("POST", "/memory/consolidate", ts.Key, map[string]any{"domain": "XROOM:room_x"}), nonCanonicalRoomMsg)
+	// So is a domain longer than §8's 100 characters, as on write and feedback.
+	checkValidation(t, ts.do("POST", "/memory/consolidate", ts.Key, map[string]any{"domain": strings.Repeat("d", 101)}), "body", "domain")
 	checkEnvelope(t, ts.do("POST", "/memory/consolidate", "", map[string]any{}), 401, "UNAUTHORIZED")
 }
 

@@ -39,7 +39,7 @@ func (s *Server) feedback(c *call) error {
 	case len(req.AtomIDs) == 0:
 		v.add("too_short", "List should have at least 1 item after validation, not 0", "atom_ids")
 	default:
-		cmd.IDs = v.uuids(req.AtomIDs, maxFeedbackAtoms, "atom_ids")
+		cmd.IDs = v.uuidSet(req.AtomIDs, maxFeedbackAtoms, "atom_ids")
 	}
 	if req.Outcome == nil {
 		v.add("missing", "Field required", "outcome")

@@ -2,6 +2,7 @@ package router_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -61,6 +62,18 @@ func testFeedback(t *testing.T, ts *testServer) {
 			if got := num(memAtom(t, ts, key, id)["valence"]); math.Abs(got-v) > 1e-9 {
 				t.Fatalf("after outcome %v: valence %v, want %v", outcome, got, v)
 			}
+		}
+	})
+
+	t.Run("a repeated ID is one atom", func(t *testing.T) {
+		id := memWrite(t, ts, key, "Repeated feedback subject: the canary deploy waits ten minutes", nil)
+		r := feedback(key, map[string]any{"atom_ids": []string{id, strings.ToUpper(id), id}, "outcome": 1})
+		mustStatus(t, r, 200)
+		if r.Body["updated_count"] != 1.0 {
+			t.Errorf("updated_count %v, want 1", r.Body["updated_count"])
+		}
+		if v := num(memAtom(t, ts, key, id)["valence"]); math.Abs(v-0.3) > 1e-9 {
+			t.Errorf("valence %v, want one step (0.3)", v)
 		}
 	})
 

@@ -185,6 +185,16 @@ func hex4(b []byte) (rune, bool) {
 
 // uuids parses a list of atom IDs: malformed and repeated IDs are errors.
 func (v *validator) uuids(in []string, max int, loc ...any) []raftfsm.ID {
+	return v.uuidList(in, max, true, loc...)
+}
+
+// uuidSet parses a list of atom IDs whose repeats mean nothing more (the
+// atoms a feedback is about): malformed IDs are errors, repeats dropped.
+func (v *validator) uuidSet(in []string, max int, loc ...any) []raftfsm.ID {
+	return v.uuidList(in, max, false, loc...)
+}
+
+func (v *validator) uuidList(in []string, max int, repeatErr bool, loc ...any) []raftfsm.ID {
 	if len(in) > max {
 		v.add("too_long", fmt.Sprintf("List should have at most %d items", max), loc...)
 		return nil
@@ -199,7 +209,9 @@ func (v *validator) uuids(in []string, max int, loc ...any) []raftfsm.ID {
 			continue
 		}
 		if seen[id] {
-			v.add("value_error", "Duplicate ID "+id.String(), sub...)
+			if repeatErr {
+				v.add("value_error", "Duplicate ID "+id.String(), sub...)
+			}
 			continue
 		}
 		seen[id] = true
