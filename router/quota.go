@@ -23,6 +23,7 @@ type quotas struct {
 	day      string
 	pending  map[string]int64 // counted, not yet proposed
 	inflight map[string]int64 // proposed, not yet acknowledged
+	held     map[string]int64 // queries under way, each holding its slot (take)
 	done     chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
@@ -54,7 +55,7 @@ func (q *quotas) stop() {
 func newQuotas(b Backend, log *slog.Logger) *quotas {
 	q := &quotas{meta: b.Meta(), propose: b.ProposeMeta, log: log,
 		pending: make(map[string]int64), inflight: make(map[string]int64),
-		done: make(chan struct{}), stopped: make(chan struct{})}
+		held: make(map[string]int64), done: make(chan struct{}), stopped: make(chan struct{})}
 	go q.run()
 	return q
 }
@@ -64,27 +65,53 @@ func utcDay(t time.Time) string { return t.UTC().Format("2006-01-02") }
 func (q *quotas) roll(now time.Time) {
 	if d := utcDay(now); d != q.day {
 		q.day, q.pending, q.inflight = d, make(map[string]int64), make(map[string]int64)
+		q.held = make(map[string]int64)
 	}
 }
 
-// used is org's count today: recorded cluster-wide plus local unflushed.
+// used is org's count today: recorded cluster-wide, local unflushed, and
+// the queries under way.
 func (q *quotas) used(org string) int64 {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.roll(time.Now())
-	return q.meta.Usage(org, q.day) + q.pending[org] + q.inflight[org]
+	return q.usedLocked(org)
 }
 
-// exhausted reports whether org has no query left today.
-func (q *quotas) exhausted(org string, limit int64) bool {
-	return limit > 0 && q.used(org) >= limit
+func (q *quotas) usedLocked(org string) int64 {
+	return q.meta.Usage(org, q.day) + q.pending[org] + q.inflight[org] + q.held[org]
 }
 
-func (q *quotas) count(org string) {
+// take holds one of org's queries for a request about to run: false when
+// none is left today (limit 0: unlimited). The check and the hold are one
+// step, so concurrent requests cannot all pass a check made before any of
+// them was counted. The caller gives the slot back with settle.
+func (q *quotas) take(org string, limit int64) (day string, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.roll(time.Now())
-	q.pending[org]++
+	if limit > 0 && q.usedLocked(org) >= limit {
+		return "", false
+	}
+	q.held[org]++
+	return q.day, true
+}
+
+// settle ends a query take held on day: counted when it answered below
+// 400, given back otherwise.
+func (q *quotas) settle(org, day string, answered bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.roll(time.Now())
+	if q.day == day {
+		q.held[org]--
+		if q.held[org] == 0 {
+			delete(q.held, org)
+		}
+	}
+	if answered {
+		q.pending[org]++
+	}
 }
 
 // flush proposes the pending counts to the meta group.
@@ -130,7 +157,8 @@ func secondsToMidnight(now time.Time) int {
 func (s *Server) counted(h func(*call) error) func(*call) error {
 	return func(c *call) error {
 		limit := c.settings.Plan.DailyQueryQuota
-		if s.quota.exhausted(c.org, limit) {
+		day, ok := s.quota.take(c.org, limit)
+		if !ok {
 			e := newError(429, codeRateLimited, "Daily query quota exhausted").with("reason", "daily_query_quota").
 				with("limit", limit)
 			e.Retryable = true
@@ -138,13 +166,9 @@ func (s *Server) counted(h func(*call) error) func(*call) error {
 			e.Header = map[string]string{"Retry-After": strconv.Itoa(secondsToMidnight(time.Now()))}
 			return e
 		}
-		if err := h(c); err != nil {
-			return err
-		}
-		if c.ctx.Response.StatusCode() < 400 {
-			s.quota.count(c.org)
-		}
-		return nil
+		err := h(c)
+		s.quota.settle(c.org, day, err == nil && c.ctx.Response.StatusCode() < 400)
+		return err
 	}
 }
 

@@ -64,6 +64,27 @@ func TestQuotaHTTP(t *testing.T) {
 		mustStatus(t, ts.do("POST", "/memory/read", ts.Key, read), 200)
 	})
 
+	t.Run("concurrent queries do not overshoot the daily quota", func(t *testing.T) {
+		_, k := ts.newOrg("quota-concurrent")
+		mustStatus(t, ts.do("POST", "/memory/write-batch", k, map[string]any{"items": memItems("quota concurrent", 200, nil)}), 200)
+		queries := make([]any, 50)
+		for i := range queries {
+			queries[i] = map[string]any{"query": fmt.Sprintf("concurrent item %d marker", i), "top_k": 500, "min_relevance": 0}
+		}
+		const n = 24
+		out := make(chan int, n)
+		for range n {
+			go func() { out <- ts.do("POST", "/memory/read-batch", k, map[string]any{"queries": queries}).Status }()
+		}
+		codes := map[int]int{}
+		for range n {
+			codes[<-out]++
+		}
+		if codes[200] != 3 || codes[429] != n-3 {
+			t.Fatalf("answers by status %v, want 3 × 200 (the quota) and the rest 429", codes)
+		}
+	})
+
 	t.Run("atom limit", func(t *testing.T) {
 		orgID, k := ts.newOrg("limited")
 		r := ts.admin("PATCH", "/admin/v1/orgs/"+orgID+"/settings", map[string]any{"plan": map[string]any{"atom_limit": 2}})
