@@ -1,7 +1,10 @@
 package raftfsm
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"strconv"
 	"strings"
 )
 
@@ -19,7 +22,7 @@ func matchAll(conds []Condition, metadata []byte) bool {
 		return true
 	}
 	var doc map[string]any
-	if len(metadata) == 0 || json.Unmarshal(metadata, &doc) != nil {
+	if len(metadata) == 0 || decodeExact(metadata, &doc) != nil {
 		return false
 	}
 	for _, c := range conds {
@@ -36,7 +39,7 @@ func (c Condition) match(doc map[string]any) bool {
 		return false
 	}
 	var want any
-	if json.Unmarshal(c.Value, &want) != nil {
+	if decodeExact(c.Value, &want) != nil {
 		return false
 	}
 	switch c.Op {
@@ -83,8 +86,96 @@ func lookup(doc map[string]any, field string) (any, bool) {
 	return cur, true
 }
 
+// decodeExact decodes JSON keeping each number as written (json.Number):
+// as float64, 9007199254740993 read as its neighbour 9007199254740992 and
+// an eq condition on one matched the other.
+func decodeExact(data []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}
+
+// jsonEqual reports whether two decoded JSON values are equal: numbers by
+// their exact value (1, 1.0 and 1e0 are one number), objects key by key.
 func jsonEqual(a, b any) bool {
-	ja, err1 := json.Marshal(a)
-	jb, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(ja) == string(jb)
+	switch a := a.(type) {
+	case json.Number:
+		b, ok := b.(json.Number)
+		return ok && numberEqual(a, b)
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !jsonEqual(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, x := range a {
+			y, ok := b[k]
+			if !ok || !jsonEqual(x, y) {
+				return false
+			}
+		}
+		return true
+	default: // string, bool, nil
+		return a == b
+	}
+}
+
+func numberEqual(a, b json.Number) bool {
+	if a == b {
+		return true
+	}
+	x, ok1 := decimal(string(a))
+	y, ok2 := decimal(string(b))
+	return ok1 && ok2 && x == y
+}
+
+// decimalForm is a JSON number as sign, significant digits and a power of
+// ten: 1.50e1 and 15 are {false, "15", 0}; zero is {false, "", 0}.
+type decimalForm struct {
+	neg    bool
+	digits string
+	exp    int64
+}
+
+// decimal reads a JSON number (as the decoder checked it) into its
+// decimalForm, in one pass over its text: no arithmetic, so a huge
+// exponent costs nothing.
+func decimal(s string) (decimalForm, bool) {
+	var f decimalForm
+	f.neg = strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	mant, exp, hasExp := strings.Cut(strings.ToLower(s), "e")
+	if hasExp {
+		n, err := strconv.ParseInt(exp, 10, 64)
+		if err != nil || n > 1<<60 || n < -(1<<60) {
+			return f, false
+		}
+		f.exp = n
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(whole+frac, "0")
+	f.exp -= int64(len(frac))
+	trimmed := strings.TrimRight(digits, "0")
+	f.exp += int64(len(digits) - len(trimmed))
+	f.digits = trimmed
+	if f.digits == "" {
+		return decimalForm{}, true // -0, 0.0, 0e5: zero
+	}
+	return f, true
 }

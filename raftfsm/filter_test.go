@@ -33,6 +33,20 @@ func TestMatchAll(t *testing.T) {
 		{"no metadata", "", "lang", "eq", `"go"`, false},
 		{"metadata not an object", `[1]`, "lang", "eq", `"go"`, false},
 		{"metadata not JSON", `{`, "lang", "eq", `"go"`, false},
+		// Numbers compare by exact value, not as float64 (2^53+1 read as
+		// 2^53 matched its neighbour).
+		{"big integers differ", `{"id":9007199254740993}`, "id", "eq", `9007199254740992`, false},
+		{"big integer equal", `{"id":9007199254740993}`, "id", "in", `[1,9007199254740993]`, true},
+		{"long decimals differ", `{"x":0.10000000000000000001}`, "x", "eq", `0.1`, false},
+		{"one number, four notations", `{"x":[1.50e1]}`, "x", "contains", `15`, true},
+		{"fraction and exponent", `{"x":150}`, "x", "in", `[1.5E+2]`, true},
+		{"trailing zeros", `{"x":1500}`, "x", "eq", `15.00e2`, true},
+		{"zero and minus zero", `{"x":-0.0}`, "x", "eq", `0`, true},
+		{"sign matters", `{"x":-2}`, "x", "eq", `2`, false},
+		{"huge exponents", `{"x":1e999999999}`, "x", "eq", `10e999999998`, true},
+		{"numbers inside objects", `{"o":{"a":[1,2.0]}}`, "o", "eq", `{"a":[1.0,2]}`, true},
+		{"string is no number", `{"x":"1"}`, "x", "eq", `1`, false},
+		{"operand with trailing data", doc, "lang", "eq", `"go" 1`, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -34,7 +34,7 @@ func decodeBody(body []byte, v any, strict bool) *apiError {
 		api = strictJSON
 	}
 	err := api.Unmarshal(body, v)
-	if err == nil && strict {
+	if err == nil {
 		if errs := nullItems(body, reflect.TypeOf(v).Elem()); len(errs) > 0 {
 			return validationError(errs...)
 		}
@@ -172,7 +172,7 @@ func (n *nullField) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// nullItems reports the nulls a write body holds as items of a list of
+// nullItems reports the nulls a body holds as items of a list of
 // strings ("concepts": [null, "x"]): the decoder reads them as "" and the
 // item would vanish silently, where a list of strings takes strings only.
 // Bodies without a null after '[' or ',' are not parsed again.

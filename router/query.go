@@ -95,7 +95,7 @@ func (s *Server) query(c *call) error {
 	p := validateRead(v, &readRequest{Query: req.Query, TopK: req.TopK, MinRelevance: req.MinRelevance,
 		IncludeAssociations: req.IncludeAssociations, IncludeHistory: req.IncludeHistory,
 		Diversity: req.Diversity, Concepts: req.Concepts}, nil)
-	if req.Domains != nil {
+	if len(req.Domains) > 0 { // [] filters nothing, as an empty metadata_filter
 		p.req.Domains = make([]string, 0, len(req.Domains))
 		for i, d := range req.Domains {
 			v.strLen(d, 0, maxDomain, "domains", i)

@@ -221,6 +221,7 @@ func testQuery(t *testing.T, ts *testServer) {
 		{"and with no match", map[string]any{"metadata_filter": []any{cond("team", "eq", "search"), cond("priority", "eq", 1)}}, ""},
 		{"filter and domains", map[string]any{"domains": []string{"alpha"}, "metadata_filter": []any{cond("priority", "in", []any{1, 2})}}, "a"},
 		{"empty filter list", map[string]any{"metadata_filter": []any{}}, "a,b,c,d"},
+		{"empty domains list", map[string]any{"domains": []string{}}, "a,b,c,d"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,5 +266,6 @@ func testQuery(t *testing.T, ts *testServer) {
 		checkValidation(t, query(map[string]any{"top_k": 0}), "body", "top_k")
 		checkValidation(t, query(map[string]any{"diversity": 2}), "body", "diversity")
 		checkValidation(t, query(map[string]any{"domains": []string{strings.Repeat("d", 101)}}), "body", "domains", "0")
+		checkValidation(t, query(map[string]any{"domains": []any{"alpha", nil}}), "body", "domains", "1")
 	})
 }

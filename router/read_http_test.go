@@ -80,6 +80,8 @@ func TestReadHTTP(t *testing.T) {
 			{"query empty", map[string]any{"query": ""}, "body.query", false},
 			{"query 5001", map[string]any{"query": strings.Repeat("q", 5001)}, "body.query", false},
 			{"query 5000", map[string]any{"query": strings.Repeat("q", 5000)}, "", true},
+			// A null among strings is no string (it decoded as "", dropped).
+			{"concepts [null]", map[string]any{"query": "q", "concepts": []any{"x", nil}}, "body.concepts.1", false},
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
