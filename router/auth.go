@@ -3,6 +3,7 @@ package router
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/hebbdb/hebb/cluster"
@@ -52,7 +53,7 @@ func (s *Server) authenticate(c *call) error {
 		if errors.As(err, &ae) {
 			reason = ae.Reason
 		}
-		if reason == cluster.ReasonMissingKey && bodyNamesRoom(c.ctx.PostBody()) {
+		if reason == cluster.ReasonMissingKey && (bodyNamesRoom(c.ctx.PostBody()) || strings.HasPrefix(c.param("domain"), roomPrefix)) {
 			return s.unauthorized(reason, "Caller org not identified")
 		}
 		return s.unauthorized(reason, authMessages[reason])
@@ -86,10 +87,14 @@ func (s *Server) keysURL() string {
 }
 
 type domainProbe struct {
-	Domain *string `json:"domain"`
-	Items  []struct {
+	Domain  *string   `json:"domain"`
+	Domains []*string `json:"domains"` // query
+	Items   []struct {
 		Domain *string `json:"domain"`
 	} `json:"items"`
+	Queries []struct { // read-batch
+		Domain *string `json:"domain"`
+	} `json:"queries"`
 }
 
 // bodyNamesRoom tells whether an unauthenticated request addresses a room,
@@ -102,11 +107,17 @@ func bodyNamesRoom(body []byte) bool {
 	if lenientJSON.Unmarshal(body, &p) != nil {
 		return false
 	}
-	if p.Domain != nil && strings.HasPrefix(*p.Domain, roomPrefix) {
+	room := func(d *string) bool { return d != nil && strings.HasPrefix(*d, roomPrefix) }
+	if room(p.Domain) || slices.ContainsFunc(p.Domains, room) {
 		return true
 	}
 	for _, it := range p.Items {
-		if it.Domain != nil && strings.HasPrefix(*it.Domain, roomPrefix) {
+		if room(it.Domain) {
+			return true
+		}
+	}
+	for _, q := range p.Queries {
+		if room(q.Domain) {
 			return true
 		}
 	}

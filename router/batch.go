@@ -105,11 +105,22 @@ func (s *Server) writeBatch(c *call, underscore bool) error {
 	if err != nil {
 		return err
 	}
-	out := batchResultJSON{TotalCount: len(items), Results: make([]batchItemJSON, len(items))}
+	// Every group is checked against the atom limit and embedded before the
+	// first is written, so neither refusal leaves part of the batch written;
+	// the caller's own group, the one apply may still refuse at the limit,
+	// is written first.
 	for _, g := range groups {
 		if err := s.checkBatchLimit(c, g, idem); err != nil {
 			return err
 		}
+	}
+	for _, g := range groups {
+		if err := s.prepare(c, g.items); err != nil {
+			return err
+		}
+	}
+	out := batchResultJSON{TotalCount: len(items), Results: make([]batchItemJSON, len(items))}
+	for _, g := range groups {
 		res, err := s.writeGroup(c, g, idem)
 		if err != nil {
 			return err
@@ -157,8 +168,8 @@ type batchGroup struct {
 // resolveBatch resolves every item's domain to a tenant (the caller's org
 // or a room it may write to) and groups items by tenant, in first-seen order.
 func (s *Server) resolveBatch(c *call, items []prepared) ([]*batchGroup, error) {
-	var groups []*batchGroup
-	byTenant := make(map[string]*batchGroup)
+	groups := []*batchGroup{{tenant: c.org}}
+	byTenant := map[string]*batchGroup{c.org: groups[0]}
 	for i := range items {
 		tenant := c.org
 		if items[i].isRoom {
@@ -178,13 +189,14 @@ func (s *Server) resolveBatch(c *call, items []prepared) ([]*batchGroup, error) 
 		g.index = append(g.index, i)
 		g.items = append(g.items, &items[i].item)
 	}
+	if len(groups[0].items) == 0 {
+		groups = groups[1:] // no private item
+	}
 	return groups, nil
 }
 
+// writeGroup writes a group's prepared items.
 func (s *Server) writeGroup(c *call, g *batchGroup, idem *raftfsm.Idempotency) (*raftfsm.WriteResults, error) {
-	if err := s.prepare(c, g.items); err != nil {
-		return nil, err
-	}
 	cmd := raftfsm.WriteCmd{Tenant: g.tenant, Batch: true, Idem: idem, Items: make([]raftfsm.WriteItem, len(g.items)),
 		Limit: s.limitFor(c, g.tenant)}
 	for i, it := range g.items {

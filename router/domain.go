@@ -3,6 +3,7 @@ package router
 import (
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/hebbdb/hebb/raftfsm"
 )
@@ -39,11 +40,31 @@ func classifyDomain(d string) (domainKind, string, *apiError) {
 		}
 		return domainRoom, id, nil
 	}
-	trimmed := strings.TrimLeft(d, " \t\r\n")
-	if len(trimmed) >= len(roomPrefix) && strings.EqualFold(trimmed[:len(roomPrefix)], roomPrefix) {
+	if nearRoomPrefix(d) {
 		return domainRoom, "", validationError(fieldErr("value_error", nonCanonicalRoomMsg, "domain"))
 	}
 	return domainPrivate, d, nil
+}
+
+// nearRoomPrefix reports whether d begins with a near miss of the room
+// prefix (§7.3): after any leading white space or invisible format
+// characters (a pasted no-break space, a zero-width space, a byte order
+// mark), the prefix in any case, its letters possibly full-width (ｘroom:).
+// Such a domain was meant for a room and would otherwise be stored as a
+// private one without a word.
+func nearRoomPrefix(d string) bool {
+	d = strings.TrimLeftFunc(d, func(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) })
+	var head []rune
+	for _, r := range d {
+		if len(head) == len(roomPrefix) {
+			break
+		}
+		if r >= 0xFF01 && r <= 0xFF5E { // full-width forms of ASCII ! to ~
+			r -= 0xFEE0
+		}
+		head = append(head, r)
+	}
+	return strings.EqualFold(string(head), roomPrefix)
 }
 
 var reservedRoomIDs = map[string]bool{"": true, "room_": true, "system": true, "admin": true}

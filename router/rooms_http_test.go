@@ -564,3 +564,29 @@ func TestRoomQuotaHTTP(t *testing.T) {
 	}
 	mustStatus(t, ts.do("POST", "/memory/graph", f.writer.key, map[string]any{"seeds": []string{"quota"}, "domain": f.addr}), 200)
 }
+
+// A write_batch mixing room and private items that the atom limit refuses
+// writes none of them: its room items were written before the private
+// group was checked, and the caller heard only the 429.
+func TestRoomBatchAtomLimitHTTP(t *testing.T) {
+	t.Parallel()
+	f := newRoomFixture(t)
+	ts := f.ts
+	mustStatus(t, ts.admin("PATCH", "/admin/v1/orgs/"+f.writer.id+"/settings",
+		map[string]any{"plan": map[string]any{"atom_limit": 1}}), 200)
+	memWrite(t, ts, f.writer.key, "The writer's one private atom", nil)
+	r := ts.do("POST", "/memory/write_batch", f.writer.key, map[string]any{"items": []any{
+		map[string]any{"content": "Room item of a refused batch about pelicans", "domain": f.addr},
+		map[string]any{"content": "Private item over the limit"},
+	}})
+	checkEnvelope(t, r, 429, "RATE_LIMITED")
+	feed := ts.do("POST", "/memory/recent", f.owner.key, map[string]any{"domain": f.addr})
+	mustStatus(t, feed, 200)
+	if n := len(items(feed)); n != 0 {
+		t.Fatalf("the refused batch left %d room atoms: %s", n, feed.Raw)
+	}
+	// Room items alone are not the caller's atoms: they are written.
+	mustStatus(t, ts.do("POST", "/memory/write_batch", f.writer.key, map[string]any{"items": []any{
+		map[string]any{"content": "Room item of a batch about herons", "domain": f.addr},
+	}}), 200)
+}

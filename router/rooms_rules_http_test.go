@@ -82,6 +82,10 @@ func TestRoomAddressRulesHTTP(t *testing.T) {
 		{"mixed-case prefix", f.owner.key, "xRoom:" + f.room, want{400, "VALIDATION_ERROR", rmMsgNonCanonical}, nil},
 		{"leading space", f.owner.key, " xroom:x", want{400, "VALIDATION_ERROR", rmMsgNonCanonical}, nil},
 		{"leading space canonical id", f.owner.key, " xroom:" + f.room, want{400, "VALIDATION_ERROR", rmMsgNonCanonical}, nil},
+		{"leading no-break space", f.owner.key, "\u00a0xroom:" + f.room, want{400, "VALIDATION_ERROR", rmMsgNonCanonical}, nil},
+		{"leading em space", f.owner.key, "\u2003xroom:" + f.room, want{400, "VALIDATION_ERROR", rmMsgNonCanonical}, nil},
+		{"leading zero-width space", f.owner.key, "\u200bxroom:" + f.room, want{400, "VALIDATION_ERROR", rmMsgNonCanonical}, nil},
+		{"full-width letters", f.owner.key, "ｘroom：" + f.room, want{400, "VALIDATION_ERROR", rmMsgNonCanonical}, nil},
 		{"disallowed character", f.owner.key, "xroom:room_a!b", malformed, nil},
 		{"empty id", f.owner.key, "xroom:", want{403, "FORBIDDEN", rmMsgInvalid}, nil},
 		{"reserved room_", f.owner.key, "xroom:room_", want{403, "FORBIDDEN", rmMsgInvalid}, nil},
@@ -131,6 +135,14 @@ func TestRoomAddressRulesHTTP(t *testing.T) {
 
 	t.Run("room domains refused by the v1 endpoints", func(t *testing.T) {
 		for _, d := range []string{f.addr, "xroom:" + rmMissingRoom} {
+			// Without a key: the room request's 401 (§7.3), as on the others.
+			for _, r := range []resp{
+				ts.do("POST", "/memory/query", "", map[string]any{"query": "notes", "domains": []string{"general", d}}),
+				ts.do("POST", "/memory/read-batch", "", map[string]any{"queries": []any{map[string]any{"query": "notes", "domain": d}}}),
+				ts.do("DELETE", "/memory/domain/"+d, "", nil),
+			} {
+				rmErr(t, r, 401, "UNAUTHORIZED", rmMsgNoOrg)
+			}
 			r := ts.do("POST", "/memory/query", f.owner.key, map[string]any{"query": "notes", "domains": []string{"general", d}})
 			rmErr(t, r, 400, "VALIDATION_ERROR", rmMsgV2Only)
 			rmHasLoc(t, r, "body.domains.1")
