@@ -219,7 +219,9 @@ func (s *Server) parseRender(c *call, req *renderRequest) (*renderPlan, error) {
 // decodeRender decodes and validates a render_request.v0 body.
 func decodeRender(body []byte, req *renderRequest) (*renderPlan, error) {
 	var probe map[string]json.RawMessage
-	if err := lenientJSON.Unmarshal(body, &probe); err != nil || probe == nil {
+	// Bytes that are not UTF-8 are not JSON (RFC 8259); decoded, they became
+	// U+FFFD, and request_ids that differ only in them one key.
+	if err := lenientJSON.Unmarshal(body, &probe); err != nil || probe == nil || !utf8.Valid(body) {
 		return nil, badRender(renderInvalidJSON, "", "The body must be one JSON object (render_request.v0)")
 	}
 	echoIDs(probe, req)

@@ -18,7 +18,9 @@ const (
 // replyCache keeps render replies by (account, request_id) for replyTTL so
 // that a repeat gets the same reply. It lives on one node: a repeat that
 // another node answers is rendered again. Bounded per account (oldest
-// evicted first) and in total bytes.
+// evicted first) and in total bytes: over them, the oldest reply of the
+// account holding the most bytes goes, so that one account's large
+// renders evict its own replies, not every other account's.
 type replyCache struct {
 	mu       sync.Mutex
 	ttl      time.Duration
@@ -28,6 +30,7 @@ type replyCache struct {
 	entries  map[replyKey]*replyEntry
 	order    *list.List            // stored entries, oldest first
 	orgs     map[string]*list.List // stored entries of each account, oldest first
+	orgBytes map[string]int        // bytes stored for each account
 }
 
 type replyKey struct{ org, requestID string }
@@ -46,7 +49,7 @@ type replyEntry struct {
 
 func newReplyCache(ttl time.Duration, perOrg, maxBytes int) *replyCache {
 	return &replyCache{ttl: ttl, perOrg: perOrg, maxBytes: maxBytes, entries: map[replyKey]*replyEntry{},
-		order: list.New(), orgs: map[string]*list.List{}}
+		order: list.New(), orgs: map[string]*list.List{}, orgBytes: map[string]int{}}
 }
 
 // reply is the stored body once done is closed (nil: the render failed).
@@ -97,12 +100,27 @@ func (rc *replyCache) finish(e *replyEntry, body []byte, now time.Time) {
 	}
 	e.orgElem = l.PushBack(e)
 	rc.bytes += len(body)
+	rc.orgBytes[e.key.org] += len(body)
 	for l.Len() > rc.perOrg {
 		rc.remove(l.Front().Value.(*replyEntry))
 	}
 	for rc.bytes > rc.maxBytes && rc.order.Len() > 0 {
-		rc.remove(rc.order.Front().Value.(*replyEntry))
+		rc.remove(rc.heaviest().Front().Value.(*replyEntry))
 	}
+}
+
+// heaviest returns the stored entries of the account holding the most
+// bytes; of accounts holding as many, the one whose oldest entry is oldest.
+func (rc *replyCache) heaviest() *list.List {
+	var top *list.List
+	most := -1
+	for org, n := range rc.orgBytes {
+		l := rc.orgs[org]
+		if n > most || n == most && l.Front().Value.(*replyEntry).expires.Before(top.Front().Value.(*replyEntry).expires) {
+			top, most = l, n
+		}
+	}
+	return top
 }
 
 // forget drops e if it is still the stored reply of its key: the next
@@ -131,8 +149,10 @@ func (rc *replyCache) remove(e *replyEntry) {
 	rc.order.Remove(e.elem)
 	l := rc.orgs[e.key.org]
 	l.Remove(e.orgElem)
+	rc.orgBytes[e.key.org] -= len(e.body)
 	if l.Len() == 0 {
 		delete(rc.orgs, e.key.org)
+		delete(rc.orgBytes, e.key.org)
 	}
 	rc.bytes -= len(e.body)
 	if rc.entries[e.key] == e {

@@ -79,6 +79,23 @@ func TestReplyCache(t *testing.T) {
 			t.Errorf("byte bound: %d stored", rc.len())
 		}
 	})
+
+	// One account's large replies evict its own, not another account's:
+	// any account could flush every other's replies (request_id then no
+	// longer an idempotency key for them).
+	t.Run("bytes evicted from the heaviest account", func(t *testing.T) {
+		rc := newReplyCache(time.Hour, 100, 10)
+		store(t, rc, k("b", "1"), "bb", t0)
+		for i := range 3 {
+			store(t, rc, k("a", string(rune('1'+i))), "aaaa", t0.Add(time.Duration(i+1)*time.Second))
+		}
+		if got := stored(rc, k("b", "1"), t0); got != "bb" {
+			t.Errorf("the light account's reply was evicted (%q)", got)
+		}
+		if rc.len() != 3 || stored(rc, k("a", "1"), t0) != "" || stored(rc, k("a", "3"), t0) != "aaaa" {
+			t.Errorf("heavy account: %d stored", rc.len())
+		}
+	})
 }
 
 func TestDecodeRenderVersion(t *testing.T) {
@@ -92,6 +109,7 @@ func TestDecodeRenderVersion(t *testing.T) {
 		{"other", `{"version":"V0",` + rest + `}`, renderBadVersion},
 		{"number", `{"version":0,` + rest + `}`, renderBadVersion},
 		{"null", `{"version":null,` + rest + `}`, renderMissingField},
+		{"not UTF-8", `{"version":"v0",` + rest[:len(rest)-2] + "\xff\"}", renderInvalidJSON},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

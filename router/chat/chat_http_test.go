@@ -214,6 +214,8 @@ func TestValidationAndLimits(t *testing.T) {
 		{"content of the wrong type", "POST", msgs, map[string]any{"content": 7}, 400, "content"},
 		{"malformed JSON", "POST", msgs, `{"content":`, 400, ""},
 		{"not an object", "POST", msgs, `["x"]`, 400, ""},
+		{"content not UTF-8", "POST", msgs, "{\"content\":\"a\xff\xfeb\"}", 400, "body"},
+		{"room name not UTF-8", "POST", "/api/rooms", "{\"name\":\"\xc0\xaf\"}", 400, "body"},
 		{"room name too long", "POST", "/api/rooms", map[string]any{"name": strings.Repeat("n", 101)}, 400, "name"},
 		{"room name at the bound once trimmed", "POST", "/api/rooms", map[string]any{"name": "  " + strings.Repeat("n", 100) + "  "}, 201, ""},
 		{"bad visibility", "POST", "/api/rooms", map[string]any{"name": "x", "visibility": "secret"}, 400, "visibility"},

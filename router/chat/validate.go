@@ -57,6 +57,11 @@ func decodeBody(body []byte, v any, optional bool) error {
 	if bytes.TrimSpace(body)[0] != '{' {
 		return validationError(fieldErr("model_attributes_type", "Input should be a valid object", "body"))
 	}
+	// Bytes that are not UTF-8 are not JSON (RFC 8259): the decoder turned
+	// them into U+FFFD, stored in names and messages.
+	if !utf8.Valid(body) {
+		return validationError(fieldErr("json_invalid", "JSON decode error: the body is not valid UTF-8", "body"))
+	}
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
@@ -112,8 +117,6 @@ func (v *validator) add(typ, msg string, loc ...any) {
 func (v *validator) text(field, s string, minChars, maxChars int) {
 	n := utf8.RuneCountInString(s)
 	switch {
-	case !utf8.ValidString(s):
-		v.add("string_type", "Input should be valid UTF-8", "body", field)
 	case minChars > 0 && strings.TrimSpace(s) == "":
 		v.add("string_too_short", "String should not be blank", "body", field)
 	case n > maxChars:
