@@ -1,6 +1,7 @@
 package router
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,5 +58,18 @@ func TestFailNoLeader(t *testing.T) {
 	}
 	if body := string(c.ctx.Response.Body()); !strings.Contains(body, `"retryable":true`) {
 		t.Fatalf("envelope %s", body)
+	}
+}
+
+// An embedding cut short by the request's deadline (a busy in-process
+// embedder) is a timeout, retryable, not "Embedding failed: context
+// deadline exceeded" with embedder_unavailable.
+func TestEmbedderDeadline(t *testing.T) {
+	e := embedderUnavailable(fmt.Errorf("embed 50 texts: %w", context.DeadlineExceeded))
+	if e.Status != 503 || !e.Retryable || e.Details["reason"] != "embedder_timeout" || strings.Contains(e.Message, "deadline") {
+		t.Fatalf("error %+v", e)
+	}
+	if e := embedderUnavailable(errors.New("model not loaded")); e.Details["reason"] != "embedder_unavailable" {
+		t.Fatalf("other failure: reason %v", e.Details["reason"])
 	}
 }

@@ -143,7 +143,9 @@ var instantLayouts = func() []string {
 }()
 
 func parseInstant(s string) (time.Time, bool) {
-	s = strings.TrimSpace(s)
+	// RFC 3339 §5.6: the 't' and 'z' may be lower case (no other letter
+	// belongs in an instant).
+	s = strings.ToUpper(strings.TrimSpace(s))
 	for _, layout := range instantLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.UTC(), true

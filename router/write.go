@@ -1,6 +1,7 @@
 package router
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -169,8 +170,14 @@ func (s *Server) prepare(c *call, items []*raftfsm.WriteItem) error {
 func embedderUnavailable(err error) *apiError {
 	reason := "embedder_unavailable"
 	var e *embedder.Error
-	if errors.As(err, &e) {
+	switch {
+	case errors.As(err, &e):
 		reason = e.Reason
+	case errors.Is(err, context.DeadlineExceeded):
+		// The request's time ran out waiting for the embedder (a busy
+		// in-process one): a timeout, not a failure.
+		return unavailable("Embedding did not finish in the request's time; the server is busy, retry").
+			with("reason", embedder.ReasonTimeout)
 	}
 	return unavailable("Embedding failed: "+err.Error()).with("reason", reason)
 }
