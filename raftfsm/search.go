@@ -195,7 +195,7 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	defer s.associated.settle() // likewise
 	main := s.ranked(pool)
 	s.kickoff()
-	var dropped map[*Atom]bool // what diversity left out: no association slot brings it back
+	var dropped map[*Atom]bool // what diversity left out: seated as an association last
 	if req.Diversity > 0 && req.TopK < mmrPool && len(main) > k {
 		start := time.Now()
 		dropped = make(map[*Atom]bool, len(main))
@@ -216,9 +216,14 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	for _, c := range main {
 		s.seated[c.a] = true
 	}
-	for _, c := range s.assoc {
-		if len(assoc) < slots && !s.seated[c.a] && !dropped[c.a] {
-			assoc = append(assoc, c)
+	// The association slots stay seated (§4.4 rule 7): with what diversity
+	// left out only when nothing else is left to fill them (in a small
+	// tenant every candidate is in its pool, and the slots stayed empty).
+	for _, later := range []bool{false, true} {
+		for _, c := range s.assoc {
+			if len(assoc) < slots && !s.seated[c.a] && dropped[c.a] == later {
+				assoc = append(assoc, c)
+			}
 		}
 	}
 	// Items are ordered by relevance (interface §2.5), a fingerprint's pins

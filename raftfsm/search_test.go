@@ -326,9 +326,11 @@ func TestReadDiversity(t *testing.T) {
 	}
 }
 
-// A candidate diversity left out does not come back through the slots
-// reserved for associations (§4.4 rule 7).
-func TestReadDiversityKeepsDroppedOut(t *testing.T) {
+// The slots reserved for associations stay seated under diversity (§4.4
+// rule 7): by a candidate diversity left out only when no other is left
+// (in a small tenant every candidate is in the diversity pool, and the
+// slots stayed empty); otherwise by one it did not.
+func TestReadDiversityAssociationSlots(t *testing.T) {
 	x := newFixture(t)
 	best := x.put("best", "d", unit(0.9, 0.436))
 	twin := x.put("near twin", "d", unit(0.89, 0.44, 0, 0, 0, 0, 0, 0.05), "cache")
@@ -339,7 +341,18 @@ func TestReadDiversityKeepsDroppedOut(t *testing.T) {
 		t.Fatalf("without diversity the twin is not found at all: %v", itemIDs(res.Items))
 	}
 	req.Diversity = 0.5
-	assertIDs(t, "items", itemIDs(x.read(req).Items), []ID{best, other})
+	assertIDs(t, "small tenant", itemIDs(x.read(req).Items), []ID{best, other, twin})
+
+	// 210 rows between the twin and far: far is outside the 200-row pool,
+	// an association diversity did not leave out; it takes the slot.
+	for i := range 210 {
+		x.put(fmt.Sprintf("filler %d", i), "d", mix(0, 1+i%7, 0.6+0.0004*float64(i)))
+	}
+	far := x.put("far", "d", mix(0, 3, 0.3), "cache")
+	got := itemIDs(x.read(req).Items)
+	if len(got) != 3 || got[0] != best || !slices.Contains(got, far) || slices.Contains(got, twin) {
+		t.Fatalf("large tenant: items %v, want best first, far in the association slot, the twin out", got)
+	}
 }
 
 func TestReadFilter(t *testing.T) {
