@@ -60,11 +60,14 @@ soak:
 # again starts the nodes that are not running (n2 and n3 join through n1; a
 # restarted n1 finds the others itself). `make cluster-stop` stops them.
 # Every node gets the same vault master key (a development one): what one
-# node seals (the OAuth and chat signing keys) the others must open.
+# node seals (the OAuth and chat signing keys) the others must open; and
+# the same cluster key (a development one), without which no node talks to
+# another.
 CLUSTER_DIR   := data/cluster
 CLUSTER_TOKEN ?= adm
 CLUSTER_KEY   ?= mk_live_localClusterDevelopmentKey0001
 CLUSTER_VAULT ?= aGViYi1sb2NhbC1jbHVzdGVyLXZhdWx0LWtleS1kZXY=
+CLUSTER_SECRET ?= hebb-local-cluster-development-secret-01
 CLUSTER_FLAGS ?=
 
 .PHONY: cluster cluster-wait cluster-stop
@@ -77,8 +80,8 @@ cluster: build
 	  fresh=; [ -f $$dir/raft/group-0/raft.db ] || fresh=1; \
 	  join=""; [ $$i -gt 1 ] && join="--join 127.0.0.1:9201"; \
 	  cmd="./$(BIN) serve --data-dir $$dir --http-addr 127.0.0.1:900$$i --raft-addr 127.0.0.1:910$$i --gossip-addr 127.0.0.1:920$$i --chat-addr 127.0.0.1:930$$i --admin-token $(CLUSTER_TOKEN) $$join $(CLUSTER_FLAGS)"; \
-	  echo "n$$i: HEBB_BOOTSTRAP_API_KEY=$(CLUSTER_KEY) HEBB_VAULT_KEY=$(CLUSTER_VAULT) $$cmd >> $$dir/hebb.log 2>&1 &"; \
-	  HEBB_BOOTSTRAP_API_KEY=$(CLUSTER_KEY) HEBB_VAULT_KEY=$(CLUSTER_VAULT) nohup $$cmd >> $$dir/hebb.log 2>&1 & echo $$! > $$dir/pid; \
+	  echo "n$$i: HEBB_BOOTSTRAP_API_KEY=$(CLUSTER_KEY) HEBB_VAULT_KEY=$(CLUSTER_VAULT) HEBB_CLUSTER_KEY=$(CLUSTER_SECRET) $$cmd >> $$dir/hebb.log 2>&1 &"; \
+	  HEBB_BOOTSTRAP_API_KEY=$(CLUSTER_KEY) HEBB_VAULT_KEY=$(CLUSTER_VAULT) HEBB_CLUSTER_KEY=$(CLUSTER_SECRET) nohup $$cmd >> $$dir/hebb.log 2>&1 & echo $$! > $$dir/pid; \
 	  if [ $$i = 1 ] && [ -n "$$fresh" ]; then $(MAKE) -s --no-print-directory cluster-wait NODES=1 || exit 1; fi; \
 	done
 	@$(MAKE) -s --no-print-directory cluster-wait NODES="1 2 3"

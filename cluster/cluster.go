@@ -52,7 +52,12 @@ type Config struct {
 	// of its domains searched through codes live in a file under DataDir (raftfsm.FSM.DiskVectors);
 	// 0 keeps them all in memory.
 	VectorsOnDiskAbove int
-	Logger             *slog.Logger
+	// ClusterKey, when set (at least shard.MinClusterKeyLen bytes, the same
+	// on every node), makes the node listener mutual TLS that only nodes
+	// holding it pass, and encrypts gossip; empty leaves both open to
+	// whoever reaches them.
+	ClusterKey []byte
+	Logger     *slog.Logger
 
 	// noGossipRejoin (tests): a restart joins no one through gossip, as when
 	// every peer is still starting.
@@ -129,7 +134,14 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 		return nil, err
 	}
 	cfg.NodeID = id
-	node, err := shard.NewNode(shard.NodeConfig{NodeID: id, BindAddr: cfg.RaftAddr, DataDir: cfg.DataDir, Logger: cfg.Logger})
+	var key *shard.ClusterKey
+	if len(cfg.ClusterKey) > 0 {
+		if key, err = shard.NewClusterKey(cfg.ClusterKey, id); err != nil {
+			return nil, err
+		}
+	}
+	node, err := shard.NewNode(shard.NodeConfig{NodeID: id, BindAddr: cfg.RaftAddr, DataDir: cfg.DataDir, Logger: cfg.Logger,
+		ClusterKey: key})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start raft node: %w", err)
 	}
@@ -145,6 +157,15 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	collector.add(c)
 	go c.reconcileLoop()
 	return c, nil
+}
+
+// gossipKey is memberlist's key: derived from the cluster key, none
+// without one.
+func (c *Cluster) gossipKey() []byte {
+	if k := c.node.ClusterKey(); k != nil {
+		return k.GossipKey()
+	}
+	return nil
 }
 
 func (c *Cluster) start(ctx context.Context) error {
@@ -168,7 +189,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	self := NodeInfo{NodeID: c.cfg.NodeID, RaftAddr: c.node.Addr(), HTTPAddr: c.cfg.HTTPAddr, GossipAddr: c.cfg.GossipAddr,
 		Embedder: c.cfg.Embedder, Dim: c.cfg.Dim, ClusterID: clusterID}
 	if c.cfg.GossipAddr != "" {
-		m, err := newMembership(self, c.log)
+		m, err := newMembership(self, c.gossipKey(), c.log)
 		if err != nil {
 			return err
 		}

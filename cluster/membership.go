@@ -58,7 +58,9 @@ type membership struct {
 	claimant *NodeInfo
 }
 
-func newMembership(self NodeInfo, logger *slog.Logger) (*membership, error) {
+// newMembership starts gossip; with key (32 bytes), every gossip message is
+// encrypted and authenticated with it, and others are dropped.
+func newMembership(self NodeInfo, key []byte, logger *slog.Logger) (*membership, error) {
 	m := &membership{self: self, log: logger, members: map[string]*memberState{},
 		changed: make(chan struct{}, 1), started: time.Now()}
 	m.members[self.NodeID] = &memberState{info: self, status: StatusAlive, since: time.Now()}
@@ -92,6 +94,7 @@ func newMembership(self NodeInfo, logger *slog.Logger) (*membership, error) {
 	cfg.Events = &eventDelegate{m: m}
 	cfg.Conflict = &conflictDelegate{m: m}
 	cfg.Logger = log.New(io.Discard, "", 0)
+	cfg.SecretKey = key
 	list, err := memberlist.Create(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start gossip on %s: %w", self.GossipAddr, err)

@@ -157,7 +157,7 @@ func TestGossipWithAnotherEmbedder(t *testing.T) {
 	t.Parallel()
 	n1 := startTestNode(t, "n1")
 	m, err := newMembership(NodeInfo{NodeID: "x", RaftAddr: freeLoopbackAddr(t), GossipAddr: "127.0.0.1:0",
-		Embedder: "hash", Dim: testDim}, clusterTestLogger())
+		Embedder: "hash", Dim: testDim}, nil, clusterTestLogger())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,8 +92,17 @@ func (n *Node) acceptLoop() {
 // route reads the mux header of an inbound connection and hands the
 // connection to its group's transport or to the RPC handler; anything else is
 // closed.
-func (n *Node) route(c net.Conn) {
+func (n *Node) route(raw *trackedConn) {
 	defer n.wg.Done()
+	c := net.Conn(raw)
+	if k := n.cfg.ClusterKey; k != nil {
+		var err error
+		if c, err = k.serverTLS(raw); err != nil {
+			n.refused(raw, err)
+			raw.Close()
+			return
+		}
+	}
 	kind, group, err := readHeader(c)
 	if err != nil {
 		n.log.Debug("rejecting connection", "remote", c.RemoteAddr().String(), "err", err)
@@ -116,12 +125,24 @@ func (n *Node) route(c net.Conn) {
 	c.Close()
 }
 
-// dial opens a connection to another node and writes the mux header.
+// dial opens a connection to another node (under TLS with a cluster key)
+// and writes the mux header.
 func (n *Node) dial(addr string, kind byte, group uint32, timeout time.Duration) (net.Conn, error) {
 	d := net.Dialer{Timeout: timeout}
-	c, err := d.Dial("tcp", addr)
+	raw, err := d.Dial("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("cannot dial %s: %w", addr, err)
+	}
+	tc, ok := n.track(raw)
+	if !ok {
+		return nil, fmt.Errorf("cannot dial %s: %w", addr, ErrShutdown)
+	}
+	c := net.Conn(tc)
+	if k := n.cfg.ClusterKey; k != nil {
+		if c, err = k.clientTLS(tc, timeout); err != nil {
+			tc.Close()
+			return nil, err
+		}
 	}
 	if timeout > 0 {
 		_ = c.SetWriteDeadline(time.Now().Add(timeout))
@@ -131,12 +152,21 @@ func (n *Node) dial(addr string, kind byte, group uint32, timeout time.Duration)
 		return nil, fmt.Errorf("cannot write mux header to %s: %w", addr, err)
 	}
 	_ = c.SetWriteDeadline(time.Time{})
-	tc, ok := n.track(c)
-	if !ok {
-		return nil, fmt.Errorf("cannot dial %s: %w", addr, ErrShutdown)
-	}
-	return tc, nil
+	return c, nil
 }
+
+// refused logs an inbound connection that did not prove the cluster key:
+// a node started without it or with another, or a stranger. At most one
+// line per remote host every peerLineEvery.
+func (n *Node) refused(c net.Conn, err error) {
+	host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+	if ok, left := refusedLines.allow(host, time.Now()); ok {
+		n.log.Warn("refused a node connection without the cluster key", "remote", c.RemoteAddr().String(),
+			"err", err, "repeats_not_logged", left)
+	}
+}
+
+var refusedLines = &lineThrottle{every: peerLineEvery, seen: map[string]*throttled{}}
 
 // trackedConn removes itself from its node's connection set when closed, so
 // that Node.Close can close every connection still open.

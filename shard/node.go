@@ -20,6 +20,10 @@ type NodeConfig struct {
 	AdvertiseAddr string // address others dial; default = actual listen address
 	DataDir       string // groups live in DataDir/raft/group-<id>/ (raft.db + snapshots/)
 	Logger        *slog.Logger
+	// ClusterKey, when set, makes every connection of the listener, both
+	// ways, mutual TLS that only nodes holding the same key pass; nil
+	// leaves the listener open to whoever reaches it.
+	ClusterKey *ClusterKey
 }
 
 // Node hosts Raft groups and multiplexes them, and node-to-node RPC, over one
@@ -93,6 +97,9 @@ func advertiseAddr(configured string, listen net.Addr) (nodeAddr, error) {
 // Addr is the advertised address: the raft ServerAddress of this node in
 // every group.
 func (n *Node) Addr() string { return string(n.addr) }
+
+// ClusterKey is the key securing the listener; nil when it is open.
+func (n *Node) ClusterKey() *ClusterKey { return n.cfg.ClusterKey }
 
 // ID is the raft ServerID of this node in every group.
 func (n *Node) ID() string { return n.cfg.NodeID }

@@ -25,6 +25,9 @@ const (
 	// clusterVault is the vault master key every test node shares (base64
 	// of 32 bytes), as a cluster's nodes must.
 	clusterVault = "aGViYi1lMmUtY2x1c3Rlci12YXVsdC1rZXktdGVzdCE="
+	// clusterSecret is the cluster key every test node shares: node
+	// traffic in these tests is mutual TLS, as a production cluster's is.
+	clusterSecret = "hebb-e2e-cluster-secret-for-the-tests-01"
 	// failoverLimit is the issue's bound on electing a new leader after the
 	// old one is killed.
 	failoverLimit = 10 * time.Second
@@ -98,7 +101,8 @@ func (c *testCluster) launchNode(extra []string) *cnode { return c.launchNamed("
 // one) on a fresh data dir.
 func (c *testCluster) launchNamed(id string, extra []string) *cnode {
 	c.t.Helper()
-	s := spec{dataDir: c.t.TempDir(), httpAddr: freeAddr(c.t), env: []string{"HEBB_BOOTSTRAP_API_KEY=" + clusterKey}}
+	s := spec{dataDir: c.t.TempDir(), httpAddr: freeAddr(c.t),
+		env: []string{"HEBB_BOOTSTRAP_API_KEY=" + clusterKey, "HEBB_CLUSTER_KEY=" + clusterSecret}}
 	if !c.ownVaultKey {
 		s.env = append(s.env, "HEBB_VAULT_KEY="+clusterVault)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/router/chat"
 	"github.com/hebbdb/hebb/router/ratelimit"
+	"github.com/hebbdb/hebb/shard"
 )
 
 // serveConfig is every flag of `hebb serve` (operator.md §2).
@@ -48,6 +49,7 @@ type serveConfig struct {
 	OAuthRedirectHosts  string
 	TrustedProxies      string
 	VectorsOnDiskAbove  int
+	ClusterKey          string
 
 	givenGroups int // Groups when --groups (or HEBB_GROUPS) was given, else 0: a restart then keeps the recorded number without a warning
 }
@@ -84,6 +86,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.VectorsOnDiskAbove, "vectors-on-disk-above", cluster.DefaultVectorsOnDiskAbove,
 		"rows of a data group from which the vectors of its domains of 1,024 rows or more live in a file under --data-dir instead of memory; 0 = all in memory")
 	fs.StringVar(&c.OAuthRedirectHosts, "oauth-redirect-hosts", "", "comma-separated hosts (or *.domain) OAuth clients may redirect to; loopback is always allowed")
+	fs.StringVar(&c.ClusterKey, "cluster-key", "", "secret shared by every node (at least 32 characters; better given as HEBB_CLUSTER_KEY): node traffic is mutual TLS and gossip encrypted; empty leaves both open to whoever reaches them")
 	fs.StringVar(&c.TrustedProxies, "trusted-proxies", "", "comma-separated IPs or CIDRs of reverse proxies whose X-Forwarded-For gives the client's address to per-address limits")
 }
 
@@ -132,6 +135,9 @@ func (c *serveConfig) validate(fs *flag.FlagSet) error {
 		if u, err := url.Parse(f[1]); f[1] != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 			errs = append(errs, fmt.Errorf("--%s must be an http:// or https:// URL with a host, not %q", f[0], f[1]))
 		}
+	}
+	if n := len(c.ClusterKey); n > 0 && n < shard.MinClusterKeyLen {
+		errs = append(errs, fmt.Errorf("--cluster-key must be at least %d characters, not %d (the same secret on every node; e.g. openssl rand -base64 32)", shard.MinClusterKeyLen, n))
 	}
 	if _, err := ratelimit.ParseProxies(splitComma(c.TrustedProxies)); err != nil {
 		errs = append(errs, fmt.Errorf("--trusted-proxies: %w", err))

@@ -87,13 +87,14 @@ func serve(args []string) error {
 		ls.close()
 		return fmt.Errorf("cannot load the vault master key: %w", err)
 	}
+	warnOpenTransport(log, &cfg)
 	ctx, cancel := context.WithTimeout(stop, 60*time.Second)
 	defer cancel()
 	cl, err := cluster.Start(ctx, cluster.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, GossipAddr: cfg.GossipAddr,
 		HTTPAddr: cfg.HTTPAddr, Join: cfg.joinAddrs(), Groups: cfg.givenGroups, Replicas: cfg.Replicas,
 		Embedder: embedder.Identity(emb), Dim: emb.Dim(), Logger: log, DeadGrace: cfg.DeadNodeGrace,
-		VectorsOnDiskAbove: cfg.VectorsOnDiskAbove,
+		VectorsOnDiskAbove: cfg.VectorsOnDiskAbove, ClusterKey: []byte(cfg.ClusterKey),
 	})
 	if err != nil {
 		ls.close()
@@ -275,4 +276,20 @@ func shutdown(srv *router.Server, cl *cluster.Cluster, log *slog.Logger, stopCha
 	}
 	log.Info("stopped")
 	return serveErr
+}
+
+// warnOpenTransport warns when the node listener or gossip listens beyond
+// this machine without a cluster key: whoever reaches them can act as any
+// account (a forwarded request names its account) and join the cluster.
+func warnOpenTransport(log *slog.Logger, cfg *serveConfig) {
+	if cfg.ClusterKey != "" {
+		return
+	}
+	for _, a := range [][2]string{{"raft-addr", cfg.RaftAddr}, {"gossip-addr", cfg.GossipAddr}} {
+		host, _, err := net.SplitHostPort(a[1])
+		if ip := net.ParseIP(host); err == nil && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+			log.Warn("node traffic is not authenticated: whoever reaches this address can read and change every account's data; set HEBB_CLUSTER_KEY (the same secret on every node), or keep the address on a private network",
+				"flag", "--"+a[0], "addr", a[1])
+		}
+	}
 }
