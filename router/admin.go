@@ -54,7 +54,7 @@ func (s *Server) adminCreateOrg(c *call) error {
 	if req.Name == nil {
 		v.add("missing", "Field required", "name")
 	} else {
-		v.strLen(strings.TrimSpace(*req.Name), 1, 200, "name")
+		v.name(strings.TrimSpace(*req.Name), 1, 200, "name")
 	}
 	if err := v.err(); err != nil {
 		return err
@@ -102,6 +102,9 @@ func (s *Server) adminListOrgs(c *call) error {
 	return s.ok(c, map[string]any{"orgs": out})
 }
 
+// maxKeyLabel is the longest key label, in characters (as the console's).
+const maxKeyLabel = 100
+
 type createKeyRequest struct {
 	Label *string `json:"label"`
 }
@@ -113,6 +116,12 @@ func (s *Server) adminCreateKey(c *call) error {
 	if len(body) > 0 {
 		if err := decodeBody(body, &req, true); err != nil {
 			return err
+		}
+	}
+	if req.Label != nil {
+		v := &validator{}
+		if v.name(*req.Label, 0, maxKeyLabel, "label"); v.err() != nil {
+			return v.err()
 		}
 	}
 	if !s.orgExists(c, orgID) {

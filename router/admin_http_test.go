@@ -77,7 +77,8 @@ func TestAdminHTTP(t *testing.T) {
 		if !found || len(list(l.Body["orgs"])) != 2 {
 			t.Errorf("list %s", l.Raw)
 		}
-		for _, bad := range []any{map[string]any{}, map[string]any{"name": ""}, map[string]any{"name": "x", "extra": 1}, "nope"} {
+		for _, bad := range []any{map[string]any{}, map[string]any{"name": ""}, map[string]any{"name": "x", "extra": 1}, "nope",
+			map[string]any{"name": "a\u0000b"}, map[string]any{"name": "two\nlines"}} {
 			checkEnvelope(t, ts.admin("POST", "/admin/v1/orgs", bad), 400, "VALIDATION_ERROR")
 		}
 	})
@@ -94,6 +95,10 @@ func TestAdminHTTP(t *testing.T) {
 		mustStatus(t, ts.do("GET", "/memory/atoms/"+id, k, nil), 200)
 		mustStatus(t, ts.admin("POST", "/admin/v1/orgs/"+orgID+"/keys", nil), 200)
 		checkEnvelope(t, ts.admin("POST", "/admin/v1/orgs/org_nope/keys", map[string]any{}), 404, "NOT_FOUND")
+		for _, label := range []string{strings.Repeat("l", 101), "tab\there"} {
+			checkValidation(t, ts.admin("POST", "/admin/v1/orgs/"+orgID+"/keys", map[string]any{"label": label}), "body", "label")
+		}
+		mustStatus(t, ts.admin("POST", "/admin/v1/orgs/"+orgID+"/keys", map[string]any{"label": strings.Repeat("l", 100)}), 200)
 
 		r = ts.admin("DELETE", "/admin/v1/keys/"+kid, nil)
 		mustStatus(t, r, 200)

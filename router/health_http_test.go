@@ -26,6 +26,12 @@ func TestHealthHTTP(t *testing.T) {
 			}
 		})
 	}
+	// Load balancers probe with HEAD: the same status, no body.
+	for _, path := range []string{"/health", "/health/ready", "/api/v1/health/ready"} {
+		if r := ts.do("HEAD", path, "", nil); r.Status != 200 || len(r.Raw) != 0 {
+			t.Errorf("HEAD %s: %d %q", path, r.Status, r.Raw)
+		}
+	}
 	for _, path := range []string{"/health/ready", "/api/v1/health/ready"} {
 		t.Run(path, func(t *testing.T) {
 			r := ts.do("GET", path, "", nil)

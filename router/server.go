@@ -151,8 +151,11 @@ func (s *Server) routes() fasthttp.RequestHandler {
 		return newError(405, codeMethod, "Method not allowed")
 	})
 	for _, prefix := range []string{"", "/api/v1"} {
-		r.GET(prefix+"/health", s.plain(s.health))
-		r.GET(prefix+"/health/ready", s.plain(s.ready))
+		// HEAD too: load balancers probe with it (the answer without a body).
+		for _, m := range []string{fasthttp.MethodGet, fasthttp.MethodHead} {
+			r.Handle(m, prefix+"/health", s.plain(s.health))
+			r.Handle(m, prefix+"/health/ready", s.plain(s.ready))
+		}
 	}
 	v1 := r.Group("/api/v1")
 	v1.POST("/memory/write", s.authed(s.write))

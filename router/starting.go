@@ -93,9 +93,9 @@ func (s *Server) starting(st Starting) fasthttp.RequestHandler {
 		ctx.Response.Header.Set("X-Request-Id", c.reqID)
 		path := strings.TrimPrefix(string(ctx.Path()), "/api/v1")
 		switch {
-		case ctx.IsGet() && path == "/health":
+		case (ctx.IsGet() || ctx.IsHead()) && path == "/health":
 			_ = s.ok(c, healthJSON{Status: "ok", Database: false, Version: st.Version})
-		case ctx.IsGet() && path == "/health/ready" && st.Ready:
+		case (ctx.IsGet() || ctx.IsHead()) && path == "/health/ready" && st.Ready:
 			_ = s.ok(c, readyJSON{Ready: false, Version: st.Version,
 				Checks: map[string]bool{"database": false, "engine": false, "embedding": st.Embedding}})
 		default:

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -39,6 +40,16 @@ func (v *validator) strLen(s string, min, max int, loc ...any) {
 	}
 	if n > max {
 		v.add("string_too_long", fmt.Sprintf("String should have at most %d characters", max), loc...)
+	}
+}
+
+// name checks a display name an operator gives (an org's name, a key's
+// label): min to max characters, no control characters (a NUL or a line
+// break in a name the console and the CLI print).
+func (v *validator) name(s string, min, max int, loc ...any) {
+	v.strLen(s, min, max, loc...)
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		v.add("value_error", "Value must not contain control characters", loc...)
 	}
 }
 

@@ -136,6 +136,9 @@ func (c *serveConfig) validate(fs *flag.FlagSet) error {
 			errs = append(errs, fmt.Errorf("--%s must be an http:// or https:// URL with a host, not %q", f[0], f[1]))
 		}
 	}
+	if c.NodeID != "" && !validNodeID(c.NodeID) {
+		errs = append(errs, fmt.Errorf("--node-id must be 1 to %d letters, digits, '.', '_' or '-', not %q", maxNodeID, c.NodeID))
+	}
 	if n := len(c.ClusterKey); n > 0 && n < shard.MinClusterKeyLen {
 		errs = append(errs, fmt.Errorf("--cluster-key must be at least %d characters, not %d (the same secret on every node; e.g. openssl rand -base64 32)", shard.MinClusterKeyLen, n))
 	}
@@ -143,6 +146,22 @@ func (c *serveConfig) validate(fs *flag.FlagSet) error {
 		errs = append(errs, fmt.Errorf("--trusted-proxies: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+// maxNodeID is the longest --node-id: it names the node in every Raft
+// group's configuration, in gossip, in logs and in the admin API.
+const maxNodeID = 64
+
+func validNodeID(id string) bool {
+	if len(id) > maxNodeID {
+		return false
+	}
+	for _, r := range id {
+		if !(r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *serveConfig) joinAddrs() []string { return splitComma(c.Join) }

@@ -21,7 +21,8 @@ func TestServeConfigValidate(t *testing.T) {
 	if err := parse(); err != nil {
 		t.Fatalf("defaults refused: %v", err)
 	}
-	if err := parse("--public-url", "https://memory.example.com", "--atom-limit", "0", "--vectors-on-disk-above", "0"); err != nil {
+	if err := parse("--public-url", "https://memory.example.com", "--atom-limit", "0", "--vectors-on-disk-above", "0",
+		"--node-id", "eu-west.node_1", "--cluster-key", strings.Repeat("k", 32)); err != nil {
 		t.Fatalf("good values refused: %v", err)
 	}
 	for _, tc := range []struct {
@@ -37,6 +38,10 @@ func TestServeConfigValidate(t *testing.T) {
 		{[]string{"--public-url", "not a url"}, "--public-url"},
 		{[]string{"--chat-public-url", "ftp://x"}, "--chat-public-url"},
 		{[]string{"--data-dir", "/tmp/x", "extra"}, `unexpected argument "extra"`},
+		{[]string{"--node-id", "node one"}, "--node-id"},
+		{[]string{"--node-id", "../n1"}, "--node-id"},
+		{[]string{"--node-id", strings.Repeat("n", 65)}, "--node-id"},
+		{[]string{"--cluster-key", "too short"}, "--cluster-key"},
 	} {
 		if err := parse(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error naming %s", tc.args, err, tc.want)
