@@ -57,7 +57,7 @@ type serveConfig struct {
 func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "./data", "Raft logs, snapshots, vault key file")
 	fs.StringVar(&c.HTTPAddr, "http-addr", "127.0.0.1:8080", "REST listener; the REST base is http://<addr>/api/v1")
-	fs.StringVar(&c.NodeID, "node-id", "", "stable node identity (default: derived from the data dir and persisted)")
+	fs.StringVar(&c.NodeID, "node-id", "", "stable node identity, 1-64 letters, digits, '.', '_' or '-' (default: derived from the data dir and persisted)")
 	fs.StringVar(&c.RaftAddr, "raft-addr", "127.0.0.1:7000", "one listener for every Raft group and node-to-node RPC")
 	fs.StringVar(&c.GossipAddr, "gossip-addr", "127.0.0.1:7946", "memberlist bind address")
 	fs.StringVar(&c.Join, "join", "", "comma-separated gossip addresses of existing nodes")
