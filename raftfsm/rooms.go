@@ -316,6 +316,19 @@ func (r *Room) sortedMembers() []Member {
 	return out
 }
 
+// InviteOutstanding reports whether code is an outstanding invite of the
+// room at now: a join with any other code is refused in apply anyway.
+func (f *FSM) InviteOutstanding(roomID, code string, now int64) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	t := f.tenants[roomID]
+	if t == nil || t.room == nil {
+		return false
+	}
+	inv := t.room.invites[code]
+	return inv != nil && inv.outstanding(now)
+}
+
 // Invites lists a room's outstanding invites at now, by creation.
 func (f *FSM) Invites(roomID string, now int64) []Invite {
 	f.mu.RLock()

@@ -117,7 +117,7 @@ func (s *Server) joinRoom(c *call) error {
 	}
 	code := strings.TrimSpace(*req.Code)
 	roomID, ok := roomOfCode(code)
-	if !ok {
+	if !ok || !s.inviteMayBeOutstanding(c, roomID, code) {
 		return notFound("Invite not found")
 	}
 	res, err := s.roomCmd(c, &raftfsm.RoomCmd{Op: raftfsm.RoomJoin, RoomID: roomID, Code: code, Org: c.org})
@@ -129,6 +129,19 @@ func (s *Server) joinRoom(c *call) error {
 		return err
 	}
 	return s.ok(c, joinJSON{RoomID: roomID, Address: roomPrefix + roomID, Scope: res.Member.Scope})
+}
+
+// inviteMayBeOutstanding looks the code up in the room's replica first, so
+// that guessed and used-up codes are refused without a Raft entry each (any
+// account could grow a room group's log at will); apply decides the rest.
+// A node without a replica of the room's group, or one that cannot read
+// it now, leaves it all to apply.
+func (s *Server) inviteMayBeOutstanding(c *call, roomID, code string) bool {
+	fsm, err := s.backend.ReadFSM(c.std, roomID)
+	if err != nil {
+		return true
+	}
+	return fsm.InviteOutstanding(roomID, code, time.Now().UnixMicro())
 }
 
 type joinJSON struct {

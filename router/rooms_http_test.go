@@ -590,3 +590,21 @@ func TestRoomBatchAtomLimitHTTP(t *testing.T) {
 		map[string]any{"content": "Room item of a batch about herons", "domain": f.addr},
 	}}), 200)
 }
+
+// A join with a code the room does not have outstanding (guessed, used up)
+// is refused without a Raft entry: any account could grow a room group's
+// log one entry per try.
+func TestRoomJoinUnknownCodeWritesNothingHTTP(t *testing.T) {
+	t.Parallel()
+	f := newRoomFixture(t)
+	ts := f.ts
+	code := str(rmInvite(t, ts, f.owner.key, f.room, map[string]any{})["code"])
+	mustStatus(t, rmJoin(ts, f.outsider.key, code), 200)
+	before := quietApplied(t, ts, f.room)
+	for _, c := range []string{code, code[:len(code)-4] + "abcd", "mshare_" + strings.TrimPrefix(f.room, "room_") + "_guess"} {
+		rmErr(t, rmJoin(ts, f.reader.key, c), 404, "NOT_FOUND", "Invite not found")
+	}
+	if after := quietApplied(t, ts, f.room); after != before {
+		t.Fatalf("refused joins moved the room group's applied index %v → %v", before, after)
+	}
+}
