@@ -102,21 +102,39 @@ func (r *Ring) Seal(value []byte, tenant, alias, atomID string) ([]byte, error) 
 	return k.aead.Seal(out, nonce, value, aad(tenant, alias, atomID)), nil
 }
 
-// Open decrypts a sealed value with whichever ring key sealed it.
+// Open decrypts a sealed value with whichever ring key sealed it. The id
+// the value carries names the key that sealed it, but the same 32 bytes can
+// go by another id later (the key file names its key k1, a bare
+// HEBB_VAULT_KEY k0, an operator's ring any name), so the keys of that id are
+// tried first and then every other. The id vouches for nothing (it is not
+// in the additional data): GCM's tag is what refuses a key that did not seal
+// the value.
 func (r *Ring) Open(sealed []byte, tenant, alias, atomID string) ([]byte, error) {
 	if len(sealed) < 1 || len(sealed) < 1+int(sealed[0]) {
 		return nil, ErrCannotOpen
 	}
 	id := string(sealed[1 : 1+sealed[0]])
 	rest := sealed[1+sealed[0]:]
-	for _, k := range r.keys {
-		if k.id != id || len(rest) < k.aead.NonceSize() {
-			continue
-		}
-		n := k.aead.NonceSize()
-		if v, err := k.aead.Open(nil, rest[:n], rest[n:], aad(tenant, alias, atomID)); err == nil {
-			return v, nil
+	ad := aad(tenant, alias, atomID)
+	for _, named := range []bool{true, false} {
+		for _, k := range r.keys {
+			if (k.id == id) != named {
+				continue
+			}
+			if v, ok := k.open(rest, ad); ok {
+				return v, nil
+			}
 		}
 	}
 	return nil, ErrCannotOpen
+}
+
+// open decrypts nonce | ciphertext; false when this key did not seal it.
+func (k key) open(rest, ad []byte) ([]byte, bool) {
+	n := k.aead.NonceSize()
+	if len(rest) < n {
+		return nil, false
+	}
+	v, err := k.aead.Open(nil, rest[:n], rest[n:], ad)
+	return v, err == nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -94,5 +95,69 @@ func TestLoadUnreadableKeyFile(t *testing.T) {
 	}
 	if st, err := os.Stat(filepath.Join(dir, KeyFile)); err != nil || !st.IsDir() {
 		t.Fatalf("the unreadable key file was replaced: %v", err)
+	}
+}
+
+// A key opens what it sealed whatever id it goes by: a key ring names a key
+// by the id it is given, and the same 32 bytes come with several (k1 in the
+// key file, k0 bare in HEBB_VAULT_KEY, any name in an operator's ring).
+func TestOpenWhateverTheKeyIsCalled(t *testing.T) {
+	for _, c := range []struct {
+		name, seal, open string
+		opens            bool
+	}{
+		{"key file's key given bare", "k1:" + testKey(1), testKey(1), true},
+		{"bare key written as the key file", testKey(1), "k1:" + testKey(1), true},
+		{"renamed in a rotated ring", "a:" + testKey(1), "b:" + testKey(2) + ",c:" + testKey(1), true},
+		{"its id taken by a new key", testKey(1), "k0:" + testKey(2) + ",old:" + testKey(1), true},
+		{"no key of the ring sealed it", "k1:" + testKey(1), "k1:" + testKey(2) + ",k0:" + testKey(3), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sealer, err := Parse(c.seal)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opener, err := Parse(c.open)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sealed, err := sealer.Seal([]byte("v"), "t", "a", "i")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := opener.Open(sealed, "t", "a", "i")
+			switch {
+			case c.opens && (err != nil || string(got) != "v"):
+				t.Fatalf("Open = %q, %v; want the value", got, err)
+			case !c.opens && !errors.Is(err, ErrCannotOpen):
+				t.Fatalf("Open = %q, %v; want ErrCannotOpen", got, err)
+			}
+		})
+	}
+}
+
+// The key file's key moved to HEBB_VAULT_KEY, with or without its id,
+// opens what the key file sealed (README: keep the key outside the data dir).
+func TestLoadKeyFileMovedToEnv(t *testing.T) {
+	dir := t.TempDir()
+	fromFile, _, err := Load("", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, _ := fromFile.Seal([]byte("v"), "t", "a", "i")
+	b, err := os.ReadFile(filepath.Join(dir, KeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := strings.TrimSpace(string(b))
+	_, bare, _ := strings.Cut(spec, ":")
+	for name, env := range map[string]string{"the key file's line": spec, "its base64 alone": bare} {
+		fromEnv, _, err := Load(env, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := fromEnv.Open(sealed, "t", "a", "i"); err != nil || string(got) != "v" {
+			t.Errorf("HEBB_VAULT_KEY set to %s: Open = %q, %v", name, got, err)
+		}
 	}
 }
