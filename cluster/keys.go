@@ -114,6 +114,38 @@ func CheckKeyFormat(raw string) error {
 	return nil
 }
 
+// ExplainKeyFormat is CheckKeyFormat with the reason told to an operator
+// (a placeholder; no KeyPrefix; too short or too long, with the bounds; a
+// character that is not URL-safe, by its place), never quoting the key: nil
+// for a well-formed key, else an error matching ErrPlaceholderKey or
+// ErrMalformedKey.
+func ExplainKeyFormat(raw string) error {
+	err := CheckKeyFormat(raw)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, ErrPlaceholderKey) {
+		return fmt.Errorf("%w: it reads like a documentation stand-in (template syntax, masking, "+
+			"one character repeated, or only words such as your, api, key, example), not a random key", err)
+	}
+	body, ok := strings.CutPrefix(raw, KeyPrefix)
+	switch {
+	case !ok:
+		return fmt.Errorf("%w: it must start with %s", err, KeyPrefix)
+	case len(body) < keyMinBody:
+		return fmt.Errorf("%w: it has %d characters after %s, at least %d are needed", err, len(body), KeyPrefix, keyMinBody)
+	case len(body) > keyMaxBody:
+		return fmt.Errorf("%w: it has %d characters after %s, at most %d are allowed", err, len(body), KeyPrefix, keyMaxBody)
+	}
+	for i := 0; i < len(body); i++ {
+		if !isURLSafe(body[i]) {
+			return fmt.Errorf("%w: character %d is not URL-safe (after %s only A-Z, a-z, 0-9, _ and - are allowed)",
+				err, len(KeyPrefix)+i+1, KeyPrefix)
+		}
+	}
+	return err // not reached: CheckKeyFormat refuses for one of the reasons above
+}
+
 func isWellFormedKey(raw string) bool {
 	body, ok := strings.CutPrefix(raw, KeyPrefix)
 	if !ok || len(body) < keyMinBody || len(body) > keyMaxBody {

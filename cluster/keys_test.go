@@ -203,3 +203,41 @@ func FuzzCheckKeyFormat(f *testing.F) {
 		}
 	})
 }
+
+// ExplainKeyFormat refuses what CheckKeyFormat refuses, matching the same
+// sentinel, and says why without quoting the key.
+func TestExplainKeyFormat(t *testing.T) {
+	for _, tc := range []struct {
+		name, raw string
+		is        error // nil = accepted
+		want      string
+	}{
+		{"well formed", KeyPrefix + "a1B2c3D4e5F6g7H8i9J0k1L2", nil, ""},
+		{"128 characters", KeyPrefix + strings.Repeat("aB3x", 32), nil, ""},
+		{"too short", KeyPrefix + "a1B2c3D4e5F6g7H8i9J0k1L", ErrMalformedKey, "it has 23 characters after mk_live_, at least 24"},
+		{"too long", KeyPrefix + strings.Repeat("aB3x", 37) + "aB", ErrMalformedKey, "it has 150 characters after mk_live_, at most 128"},
+		{"no prefix", "MK_LIVE_a1B2c3D4e5F6g7H8i9J0k1L2", ErrMalformedKey, "must start with mk_live_"},
+		{"not URL-safe", KeyPrefix + "a1B2c3D4e5F6g7H8i9J0+1L2", ErrMalformedKey, "character 29 is not URL-safe"},
+		{"placeholder", "mk_live_insert_your_key_here", ErrPlaceholderKey, "documentation stand-in"},
+		{"long placeholder", KeyPrefix + strings.Repeat("x", 150), ErrPlaceholderKey, "documentation stand-in"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ExplainKeyFormat(tc.raw)
+			if (err == nil) != (CheckKeyFormat(tc.raw) == nil) {
+				t.Fatalf("ExplainKeyFormat = %v, CheckKeyFormat = %v", err, CheckKeyFormat(tc.raw))
+			}
+			if tc.is == nil {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %v saying %q", err, tc.is, tc.want)
+			}
+			if strings.Contains(err.Error(), tc.raw) {
+				t.Fatalf("the key is quoted: %v", err)
+			}
+		})
+	}
+}

@@ -51,7 +51,8 @@ type serveConfig struct {
 	VectorsOnDiskAbove  int
 	ClusterKey          string
 
-	givenGroups int // Groups when --groups (or HEBB_GROUPS) was given, else 0: a restart then keeps the recorded number without a warning
+	givenGroups  int    // Groups when --groups (or HEBB_GROUPS) was given, else 0: a restart then keeps the recorded number without a warning
+	bootstrapKey string // HEBB_BOOTSTRAP_API_KEY: the default org's key on a new cluster's first start
 }
 
 func (c *serveConfig) flags(fs *flag.FlagSet) {
@@ -112,7 +113,8 @@ func applyEnv(fs *flag.FlagSet) error {
 
 // validate refuses, before anything is written to the data dir, values
 // the flags' types let through but the server cannot use (the admin API
-// refuses the same plan values).
+// refuses the same plan values), and a HEBB_BOOTSTRAP_API_KEY that is no
+// key, whether or not this start will use it.
 func (c *serveConfig) validate(fs *flag.FlagSet) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q: hebb serve takes flags only (see hebb serve -h)", fs.Arg(0))
@@ -144,6 +146,11 @@ func (c *serveConfig) validate(fs *flag.FlagSet) error {
 	}
 	if _, err := ratelimit.ParseProxies(splitComma(c.TrustedProxies)); err != nil {
 		errs = append(errs, fmt.Errorf("--trusted-proxies: %w", err))
+	}
+	if c.bootstrapKey != "" {
+		if err := cluster.ExplainKeyFormat(c.bootstrapKey); err != nil {
+			errs = append(errs, fmt.Errorf("HEBB_BOOTSTRAP_API_KEY is refused: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

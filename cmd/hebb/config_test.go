@@ -48,3 +48,38 @@ func TestServeConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// HEBB_BOOTSTRAP_API_KEY is checked with the flags, before the data dir is
+// touched, and the refusal says why.
+func TestServeConfigValidateBootstrapKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, key, want string // want "" = accepted
+	}{
+		{"unset", "", ""},
+		{"well formed", "mk_live_b00tstrapKeyForTheConfigTest_x9", ""},
+		{"too short", "mk_live_short", "at least 24"},
+		{"too long", "mk_live_" + strings.Repeat("a1B2", 33), "at most 128"},
+		{"placeholder", "mk_live_your-api-key-here", "documentation stand-in"},
+		{"no prefix", "sk-a1B2c3D4e5F6g7H8i9J0k1L2", "must start with mk_live_"},
+		{"not URL-safe", "mk_live_a1B2c3D4e5F6g7H8i9J0k1L+", "character 32 is not URL-safe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := serveConfig{bootstrapKey: tc.key}
+			fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+			c.flags(fs)
+			if err := fs.Parse(nil); err != nil {
+				t.Fatal(err)
+			}
+			err := c.validate(fs)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), "HEBB_BOOTSTRAP_API_KEY") ||
+				!strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("err = %v, want one naming HEBB_BOOTSTRAP_API_KEY and %q", err, tc.want)
+			case err != nil && strings.Contains(err.Error(), tc.key):
+				t.Fatalf("the refused key is echoed: %v", err)
+			}
+		})
+	}
+}

@@ -430,17 +430,29 @@ func TestE2EBootstrapKeyAndEnv(t *testing.T) {
 			t.Errorf("exit code %d", code)
 		}
 	})
+	// Refused before the data dir is touched (a retry with other --groups
+	// used to find the cluster the refused start had written), with the
+	// reason it is refused for.
 	t.Run("malformed bootstrap key", func(t *testing.T) {
-		for _, bad := range []string{"mk_live_short", "mk_live_YOUR_API_KEY"} {
-			n, code := refused(t, spec{env: []string{"HEBB_BOOTSTRAP_API_KEY=" + bad}})
+		for _, c := range []struct{ bad, reason string }{
+			{"mk_live_short", "at least 24"},
+			{"mk_live_YOUR_API_KEY", "documentation stand-in"},
+			{"mk_live_" + strings.Repeat("k3yBody", 20) + "abcdefghij", "at most 128"},
+		} {
+			dir := t.TempDir()
+			n, code := refused(t, spec{dataDir: dir, env: []string{"HEBB_BOOTSTRAP_API_KEY=" + c.bad}})
 			if code == 0 {
-				t.Errorf("%q: exit code 0", bad)
+				t.Errorf("%q: exit code 0", c.bad)
 			}
-			if !strings.Contains(n.stderr.String(), "HEBB_BOOTSTRAP_API_KEY") {
-				t.Errorf("%q: message does not name the variable: %q", bad, n.stderr.String())
+			msg := n.stderr.String()
+			if !strings.Contains(msg, "HEBB_BOOTSTRAP_API_KEY") || !strings.Contains(msg, c.reason) {
+				t.Errorf("%q: message does not name the variable and %q: %q", c.bad, c.reason, msg)
 			}
-			if strings.Contains(n.stdout.String()+n.stderr.String(), bad) {
-				t.Errorf("%q: the rejected key is echoed", bad)
+			if strings.Contains(n.stdout.String()+msg, c.bad) {
+				t.Errorf("%q: the rejected key is echoed", c.bad)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("%q: the refused start wrote the data dir: %v", c.bad, entries)
 			}
 		}
 	})

@@ -36,6 +36,7 @@ func serve(args []string) error {
 	if err := applyEnv(fs); err != nil {
 		return err
 	}
+	cfg.bootstrapKey = os.Getenv("HEBB_BOOTSTRAP_API_KEY")
 	if err := cfg.validate(fs); err != nil {
 		return err
 	}
@@ -227,12 +228,7 @@ func transportHandler(rest func([]byte) []byte, ch *chat.Server) func([]byte) []
 // checkBoot refuses an unsafe reset flag and bootstraps the first org.
 func checkBoot(ctx context.Context, cfg *serveConfig, cl *cluster.Cluster) error {
 	if cl.Meta().OrgCount() == 0 {
-		key := os.Getenv("HEBB_BOOTSTRAP_API_KEY")
-		if key != "" {
-			if err := cluster.CheckKeyFormat(key); err != nil {
-				return fmt.Errorf("HEBB_BOOTSTRAP_API_KEY must look like mk_live_ followed by at least 24 URL-safe characters: %w", err)
-			}
-		}
+		key := cfg.bootstrapKey // its format checked by validate
 		_, raw, _, err := router.CreateOrg(ctx, cl, "default", key)
 		if err != nil {
 			return fmt.Errorf("cannot create the default org: %w", err)
