@@ -95,9 +95,8 @@ func TestEnvelopeHTTP(t *testing.T) {
 	})
 
 	t.Run("body over 16 MiB is 413", func(t *testing.T) {
-		// The server answers on the announced length and closes without
-		// reading the body, so a client still sending it may see a reset
-		// first: announce the length on a raw connection instead.
+		// Answered from the announced length, before any of the body (a
+		// client sending the whole body: TestBodyOverCapHTTP).
 		r := rawRequest(t, ts, "POST /api/v1/memory/write HTTP/1.1\r\nHost: hebb\r\nX-Api-Key: "+ts.Key+
 			"\r\nContent-Type: application/json\r\nContent-Length: "+strconv.Itoa(16<<20+1)+"\r\n\r\n{\"content\":\"")
 		checkEnvelope(t, r, 413, "VALIDATION_ERROR")

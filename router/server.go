@@ -119,7 +119,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	if runtime.GOMAXPROCS(0) > 1 { // with one CPU a poll would hold it from other connections
 		ln = &spinListener{Listener: ln}
 	}
-	return s.srv.Serve(ln)
+	return s.srv.Serve(&lingerListener{Listener: ln, maxBytes: lingerBytes, maxTime: lingerTime})
 }
 
 // Shutdown stops accepting, waits for in-flight requests, then flushes the
@@ -329,6 +329,7 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	c := &call{ctx: ctx, reqID: newRequestID()}
 	ctx.Response.Header.Set("X-Request-Id", c.reqID)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+		lingerOnClose(ctx) // the client may still be sending the body (linger.go)
 		s.writeError(c, newError(413, codeValidation, "Request body exceeds 16 MiB"))
 		return
 	}
