@@ -48,6 +48,12 @@ type Config struct {
 	// DeadGrace is how long a node may be dead before its replicas are
 	// replaced (default DefaultDeadGrace).
 	DeadGrace time.Duration
+	// WaitTimeout bounds Start's waits for the cluster (a meta leader,
+	// admission, the cluster record, a new cluster's group leaders); 0:
+	// ctx alone bounds them. Starting this node's data groups (restoring
+	// their snapshots) is work, not a wait: it is not bounded, and ends
+	// when ctx is cancelled.
+	WaitTimeout time.Duration
 	// VectorsOnDiskAbove is the rows of a data group from which the vectors
 	// of its domains searched through codes live in a file under DataDir (raftfsm.FSM.DiskVectors);
 	// 0 keeps them all in memory.
@@ -118,7 +124,9 @@ func (c *Cluster) setSelf(n NodeInfo) {
 // bootstraps a new cluster; with --join it gossips into an existing one, is
 // admitted to the meta group and waits for the cluster record. On an
 // existing data dir the embedder and dimension must match the ones the
-// cluster was created with.
+// cluster was created with. Cancelling ctx ends the start promptly: no data
+// group starts after it (one restoring its snapshot finishes first), what
+// started is closed, and the error wraps ctx's.
 func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -169,6 +177,12 @@ func (c *Cluster) gossipKey() []byte {
 }
 
 func (c *Cluster) start(ctx context.Context) error {
+	wait := ctx
+	if c.cfg.WaitTimeout > 0 {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithTimeout(ctx, c.cfg.WaitTimeout)
+		defer cancel()
+	}
 	fresh := !HoldsState(c.cfg.DataDir)
 	if fresh {
 		if err := checkNoOrphans(c.cfg.DataDir); err != nil {
@@ -202,31 +216,33 @@ func (c *Cluster) start(ctx context.Context) error {
 		return fmt.Errorf("cannot start meta group: %w", err)
 	}
 	if c.members != nil {
-		if err := c.rejoin(ctx, joining); err != nil {
+		if err := c.rejoin(wait, joining); err != nil {
 			return err
 		}
-		if err := c.checkDuplicate(ctx); err != nil {
+		if err := c.checkDuplicate(wait); err != nil {
 			return err
 		}
 	}
 	if joining {
-		if err := c.requestAdmission(ctx); err != nil {
+		if err := c.requestAdmission(wait); err != nil {
 			return err
 		}
 	}
-	if err := c.waitMeta(ctx, !fresh); err != nil {
+	if err := c.waitMeta(wait, !fresh); err != nil {
 		return err
 	}
-	if err := c.initInfo(ctx); err != nil {
+	if err := c.initInfo(wait); err != nil {
 		return err
 	}
 	if err := c.recordClusterID(); err != nil {
 		return err
 	}
-	return c.startDataGroups(ctx)
+	return c.startDataGroups(ctx, wait)
 }
 
-func (c *Cluster) startDataGroups(ctx context.Context) error {
+// startDataGroups starts this node's data groups until ctx is cancelled,
+// then (on a new cluster) waits for their leaders until wait ends.
+func (c *Cluster) startDataGroups(ctx, wait context.Context) error {
 	c.groups = make([]*shard.Group, c.info.Groups+1)
 	c.fsms = make([]*raftfsm.FSM, c.info.Groups+1)
 	for g := 1; g <= c.info.Groups; g++ {
@@ -235,11 +251,21 @@ func (c *Cluster) startDataGroups(ctx context.Context) error {
 	}
 	// A restart restores each group's snapshot inside StartGroup, mostly
 	// on one goroutine: restore as many groups at once as there are cores.
+	// A stop starts no more of them: with many groups, or large snapshots,
+	// the rest took minutes, and the stop signal waited for all of them.
 	errs := make([]error, c.info.Groups+1)
 	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
+	launched := 0
 	for g := 1; g <= c.info.Groups; g++ {
-		slots <- struct{}{}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		launched = g
 		wg.Go(func() {
 			defer func() { <-slots }()
 			c.groups[g], errs[g] = c.node.StartGroup(c.groupConfig(uint32(g)), c.fsms[g])
@@ -251,11 +277,14 @@ func (c *Cluster) startDataGroups(ctx context.Context) error {
 			return err // shard names the group
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("start ended after %d of %d data groups: %w", launched, c.info.Groups, err)
+	}
 	if !c.bootstrap {
 		return nil // a joining or restarting node waits for the cluster, not for itself
 	}
 	for g := 1; g <= c.info.Groups; g++ {
-		if err := c.groups[g].WaitLeader(ctx); err != nil {
+		if err := c.groups[g].WaitLeader(wait); err != nil {
 			return fmt.Errorf("group %d has no leader: %w", g, err)
 		}
 	}
@@ -423,6 +452,13 @@ func (c *Cluster) groupConfig(id uint32) shard.GroupConfig {
 // configuration names none (--groups' default).
 const DefaultGroups = 8
 
+// MaxGroups bounds the data groups of a new cluster. Every node runs every
+// group's Raft instance, and each costs a node its heartbeats, connections
+// and buffers whether it holds data or not: three nodes on a 2-core VM ran
+// 128 groups with the cores busy at idle, and never held the leaders of 256
+// (docs/design-notes.md).
+const MaxGroups = 128
+
 // initInfo records the cluster on first start and checks it on later ones.
 func (c *Cluster) initInfo(ctx context.Context) error {
 	if info, ok := c.meta.ClusterInfo(); ok {
@@ -450,8 +486,8 @@ func (c *Cluster) initInfo(ctx context.Context) error {
 	if groups == 0 {
 		groups = DefaultGroups
 	}
-	if groups < 1 {
-		return fmt.Errorf("%w: --groups must be at least 1", ErrInvalidCommand)
+	if groups < 1 || groups > MaxGroups {
+		return fmt.Errorf("%w: --groups must be from 1 to %d, not %d", ErrInvalidCommand, MaxGroups, groups)
 	}
 	cmd := InitCluster{ClusterID: "cl_" + randomHex(8), Embedder: c.cfg.Embedder, Dim: c.cfg.Dim,
 		Groups: groups, CreatedAt: time.Now().UTC()}

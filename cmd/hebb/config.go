@@ -62,7 +62,8 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.RaftAddr, "raft-addr", "127.0.0.1:7000", "one listener for every Raft group and node-to-node RPC")
 	fs.StringVar(&c.GossipAddr, "gossip-addr", "127.0.0.1:7946", "memberlist bind address")
 	fs.StringVar(&c.Join, "join", "", "comma-separated gossip addresses of existing nodes")
-	fs.IntVar(&c.Groups, "groups", cluster.DefaultGroups, "number of data Raft groups, fixed at cluster creation")
+	fs.IntVar(&c.Groups, "groups", cluster.DefaultGroups,
+		fmt.Sprintf("number of data Raft groups, fixed at cluster creation (at most %d: every node runs every group)", cluster.MaxGroups))
 	fs.IntVar(&c.Replicas, "replicas", 3, "voters per group, capped by the number of live nodes")
 	fs.StringVar(&c.AdminToken, "admin-token", "", "enables /admin/v1 with header X-Admin-Token")
 	fs.BoolVar(&c.EnableReset, "enable-reset", false, "allow DELETE /memory/reset (refused with more than one org)")
@@ -126,6 +127,10 @@ func (c *serveConfig) validate(fs *flag.FlagSet) error {
 		}
 	}
 	atLeast("groups", int64(c.Groups), 1)
+	if c.Groups > cluster.MaxGroups {
+		errs = append(errs, fmt.Errorf("--groups must be at most %d, not %d: every node runs every group's Raft instance (README, --groups)",
+			cluster.MaxGroups, c.Groups))
+	}
 	atLeast("replicas", int64(c.Replicas), 1)
 	atLeast("daily-query-quota", c.DailyQueryQuota, 0)
 	atLeast("atom-limit", c.AtomLimit, 0)

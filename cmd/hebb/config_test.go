@@ -21,7 +21,7 @@ func TestServeConfigValidate(t *testing.T) {
 	if err := parse(); err != nil {
 		t.Fatalf("defaults refused: %v", err)
 	}
-	if err := parse("--public-url", "https://memory.example.com", "--atom-limit", "0", "--vectors-on-disk-above", "0",
+	if err := parse("--public-url", "https://memory.example.com", "--atom-limit", "0", "--vectors-on-disk-above", "0", "--groups", "128",
 		"--node-id", "eu-west.node_1", "--cluster-key", strings.Repeat("k", 32)); err != nil {
 		t.Fatalf("good values refused: %v", err)
 	}
@@ -30,6 +30,8 @@ func TestServeConfigValidate(t *testing.T) {
 		want string
 	}{
 		{[]string{"--groups", "0"}, "--groups"},
+		{[]string{"--groups", "129"}, "--groups must be at most 128, not 129"},
+		{[]string{"--groups", "100000"}, "--groups must be at most 128"},
 		{[]string{"--replicas", "0"}, "--replicas"},
 		{[]string{"--daily-query-quota", "-1"}, "--daily-query-quota"},
 		{[]string{"--atom-limit", "-5"}, "--atom-limit"},

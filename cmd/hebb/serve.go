@@ -26,6 +26,11 @@ import (
 
 const version = router.Version
 
+// startWait bounds the start's waits for the cluster (a meta leader,
+// admission, the cluster record, a new cluster's group leaders), then the
+// first org's creation; not the restore of the groups.
+const startWait = 60 * time.Second
+
 func serve(args []string) error {
 	var cfg serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
@@ -89,18 +94,20 @@ func serve(args []string) error {
 		return fmt.Errorf("cannot load the vault master key: %w", err)
 	}
 	warnOpenTransport(log, &cfg)
-	ctx, cancel := context.WithTimeout(stop, 60*time.Second)
-	defer cancel()
-	cl, err := cluster.Start(ctx, cluster.Config{
+	// A stop ends the start at any point; the waits for the cluster give
+	// up after startWait, the restore of the groups does not.
+	cl, err := cluster.Start(stop, cluster.Config{
 		NodeID: cfg.NodeID, DataDir: cfg.DataDir, RaftAddr: cfg.RaftAddr, GossipAddr: cfg.GossipAddr,
 		HTTPAddr: cfg.HTTPAddr, Join: cfg.joinAddrs(), Groups: cfg.givenGroups, Replicas: cfg.Replicas,
 		Embedder: embedder.Identity(emb), Dim: emb.Dim(), Logger: log, DeadGrace: cfg.DeadNodeGrace,
-		VectorsOnDiskAbove: cfg.VectorsOnDiskAbove, ClusterKey: []byte(cfg.ClusterKey),
+		VectorsOnDiskAbove: cfg.VectorsOnDiskAbove, WaitTimeout: startWait, ClusterKey: []byte(cfg.ClusterKey),
 	})
 	if err != nil {
 		ls.close()
 		return stoppedOr(stop, log, err)
 	}
+	ctx, cancel := context.WithTimeout(stop, startWait)
+	defer cancel()
 	if err := checkBoot(ctx, &cfg, cl); err != nil {
 		ls.close()
 		_ = cl.Close()
