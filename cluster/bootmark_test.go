@@ -141,3 +141,40 @@ func TestStartCancelledDuringDataGroups(t *testing.T) {
 		t.Errorf("the next start: %+v, marker left %v", c.Info(), bootUnfinished(cfg.DataDir))
 	}
 }
+
+// A data dir whose --join failed is refused at once by a start without
+// --join, saying so (it waited 60 s for a meta leader that would never
+// count it, then failed "meta group not readable"); started with --join
+// again, it joins.
+func TestUnfinishedJoin(t *testing.T) {
+	t.Parallel()
+	dead := freeLoopbackAddr(t) // no gossip there
+	cfg := testConfig(t, "late", dead)
+	cfg.WaitTimeout = time.Second
+	if err := startRefused(t, cfg, "a join through no one"); err == nil {
+		t.Fatal("no error")
+	}
+	if !joinUnfinished(cfg.DataDir) || !HoldsState(cfg.DataDir) {
+		t.Fatalf("after the failed join: marker %v, state %v", joinUnfinished(cfg.DataDir), HoldsState(cfg.DataDir))
+	}
+	alone := cfg
+	alone.Join = nil
+	start := time.Now()
+	err := startRefused(t, alone, "a start without --join")
+	if err == nil || !strings.Contains(err.Error(), "never finished joining") {
+		t.Fatalf("start without --join: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second { // guard: it waited out a timeout
+		t.Fatalf("refused after %s", d)
+	}
+	n1 := startTestNode(t, "n1")
+	again := cfg
+	again.Join, again.WaitTimeout = []string{n1.self.GossipAddr}, 0
+	startWith(t, again)
+	if joinUnfinished(cfg.DataDir) {
+		t.Fatal("the join marker outlived the join")
+	}
+	if id, _ := readClusterID(cfg.DataDir); id == "" || id != n1.Info().ClusterID {
+		t.Fatalf("cluster id %q, want n1's", id)
+	}
+}

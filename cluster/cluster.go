@@ -189,16 +189,26 @@ func (c *Cluster) start(ctx context.Context) error {
 			return err
 		}
 	}
-	joining := fresh && len(c.cfg.Join) > 0
+	clusterID, err := readClusterID(c.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	unjoined := !fresh && clusterID == "" && joinUnfinished(c.cfg.DataDir)
+	if unjoined && len(c.cfg.Join) == 0 {
+		return fmt.Errorf("data dir %s never finished joining a cluster (a start with --join did not complete): "+
+			"start it with --join again, naming a node of the cluster, or move the data dir aside to start a new cluster", c.cfg.DataDir)
+	}
+	joining := (fresh || unjoined) && len(c.cfg.Join) > 0
+	if joining {
+		if err := markJoin(c.cfg.DataDir); err != nil {
+			return err
+		}
+	}
 	c.bootstrap = (fresh && !joining) || (!fresh && bootUnfinished(c.cfg.DataDir))
 	if c.bootstrap {
 		if err := markBoot(c.cfg.DataDir); err != nil {
 			return err
 		}
-	}
-	clusterID, err := readClusterID(c.cfg.DataDir)
-	if err != nil {
-		return err
 	}
 	self := NodeInfo{NodeID: c.cfg.NodeID, RaftAddr: c.node.Addr(), HTTPAddr: c.cfg.HTTPAddr, GossipAddr: c.cfg.GossipAddr,
 		Embedder: c.cfg.Embedder, Dim: c.cfg.Dim, ClusterID: clusterID}
@@ -236,6 +246,11 @@ func (c *Cluster) start(ctx context.Context) error {
 	}
 	if err := c.recordClusterID(); err != nil {
 		return err
+	}
+	if joining {
+		if err := unmarkJoin(c.cfg.DataDir); err != nil {
+			return err
+		}
 	}
 	return c.startDataGroups(ctx, wait)
 }
