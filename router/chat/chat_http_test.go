@@ -428,3 +428,25 @@ func TestOIDCSignInFlow(t *testing.T) {
 	none := newNode(t, withChat(func(c *chat.Config) { c.OIDC = chat.OIDC{} }))
 	mustError(t, none.client().do("POST", "/api/auth/sign-in/oauth2", nil), 404, "NOT_FOUND", "provider_not_configured")
 }
+
+// Guest sign-ins are limited per client address: each makes a user kept
+// for good, and one address made 1,000 in 3.7 s. X-Forwarded-For from a
+// peer that is no trusted proxy changes nothing.
+func TestGuestSignInLimit(t *testing.T) {
+	t.Parallel()
+	n := newNode(t)
+	for i := range 60 {
+		if r := n.client().do("POST", "/api/auth/sign-in/anonymous", map[string]any{}); r.Status != 200 {
+			t.Fatalf("guest %d: %d %s", i, r.Status, r.Raw)
+		}
+	}
+	spoof := n.client()
+	spoof.extra = map[string]string{"X-Forwarded-For": "203.0.113.7"}
+	for _, c := range []*client{n.client(), spoof} {
+		r := c.do("POST", "/api/auth/sign-in/anonymous", map[string]any{})
+		mustError(t, r, 429, "RATE_LIMITED", "guest_sign_in_limit")
+		if r.Body["retryable"] != true || r.Header.Get("Retry-After") == "" {
+			t.Fatalf("429 without retryable or Retry-After: %v %s", r.Header, r.Raw)
+		}
+	}
+}

@@ -29,6 +29,7 @@ const (
 	codeConflict     = "CONFLICT"
 	codeInternal     = "INTERNAL"
 	codeMethod       = "METHOD_NOT_ALLOWED"
+	codeRateLimited  = "RATE_LIMITED"
 )
 
 // apiError is an error with everything the envelope needs.

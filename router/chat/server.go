@@ -18,6 +18,7 @@ import (
 
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/raftfsm"
+	"github.com/hebbdb/hebb/router/ratelimit"
 	"github.com/hebbdb/hebb/router/relay"
 	"github.com/hebbdb/hebb/router/vault"
 )
@@ -89,6 +90,9 @@ type Server struct {
 	oidc  *provider // nil without an issuer
 	keys  keyCache
 	conns *hub
+	// guests counts the guest sign-ins of each client address (each one a
+	// user kept in the meta group).
+	guests *ratelimit.Limiter
 }
 
 // New builds the server; Serve starts it.
@@ -109,7 +113,7 @@ func New(cfg Config, b Backend) *Server {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Server{cfg: cfg, b: b, log: cfg.Logger, conns: newHub()}
+	s := &Server{cfg: cfg, b: b, log: cfg.Logger, conns: newHub(), guests: ratelimit.New(guestWindow, guestMaxKeys, time.Now)}
 	if cfg.OIDC.Issuer != "" {
 		s.oidc = newProvider(cfg.OIDC, cfg.HTTPClient)
 	}

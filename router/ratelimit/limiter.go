@@ -57,15 +57,22 @@ func isTrusted(a netip.Addr) bool {
 // per client address; behind a trusted proxy, the client's address the
 // proxies forwarded (TrustProxies).
 func ClientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	return ClientAddrOf(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
+}
+
+// ClientAddrOf is ClientAddr from a peer address (host:port) and the
+// request's X-Forwarded-For header values, for servers other than
+// net/http's.
+func ClientAddrOf(remote string, forwardedFor []string) string {
+	host, _, err := net.SplitHostPort(remote)
 	if err != nil {
-		host = r.RemoteAddr
+		host = remote
 	}
 	peer, err := netip.ParseAddr(host)
 	if err != nil || !isTrusted(peer) {
 		return host
 	}
-	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	hops := strings.Split(strings.Join(forwardedFor, ","), ",")
 	for i := len(hops) - 1; i >= 0; i-- {
 		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
 		if err != nil {
