@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -176,12 +175,7 @@ func (s *Server) signInAnonymous(c *call) error {
 	}
 	addr := clientAddr(c.ctx)
 	if blocked, wait := s.guests.Blocked(addr, maxGuestsPerAddr); blocked {
-		secs := int(wait.Seconds()) + 1
-		c.ctx.Response.Header.Set("Retry-After", strconv.Itoa(secs))
-		e := newError(429, codeRateLimited, "Too many guest sign-ins from this address; try again later").
-			with("reason", "guest_sign_in_limit").with("retry_after_seconds", secs)
-		e.Retryable = true
-		return e
+		return rateLimited(c, "guest_sign_in_limit", "Too many guest sign-ins from this address; try again later", wait)
 	}
 	name := "Guest " + strings.ToLower(randomString(3))
 	if body.Name != nil {

@@ -3,6 +3,7 @@ package chat_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -449,4 +450,23 @@ func TestGuestSignInLimit(t *testing.T) {
 			t.Fatalf("429 without retryable or Retry-After: %v %s", r.Header, r.Raw)
 		}
 	}
+}
+
+// A user creates at most 100 rooms in 15 minutes: each is a tenant of its
+// own, and one guest made 500 in 1.5 s. Another user is not held back.
+func TestRoomCreationLimit(t *testing.T) {
+	t.Parallel()
+	n := newNode(t)
+	alice := n.guest("Alice")
+	for i := range 100 {
+		if r := alice.do("POST", "/api/rooms", map[string]any{"name": fmt.Sprintf("room %d", i)}); r.Status != 201 {
+			t.Fatalf("room %d: %d %s", i, r.Status, r.Raw)
+		}
+	}
+	r := alice.do("POST", "/api/rooms", map[string]any{"name": "one too many"})
+	mustError(t, r, 429, "RATE_LIMITED", "room_creation_limit")
+	if r.Header.Get("Retry-After") == "" {
+		t.Fatalf("429 without Retry-After: %v", r.Header)
+	}
+	must(t, n.guest("Bob").do("POST", "/api/rooms", map[string]any{"name": "bob's"}), 201)
 }

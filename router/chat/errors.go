@@ -3,6 +3,8 @@ package chat
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/hebbdb/hebb/raftfsm"
 )
@@ -52,6 +54,15 @@ func (e *apiError) with(key string, v any) *apiError {
 		e.Details = map[string]any{}
 	}
 	e.Details[key] = v
+	return e
+}
+
+// rateLimited is a retryable 429 with its Retry-After (wait, rounded up).
+func rateLimited(c *call, reason, msg string, wait time.Duration) *apiError {
+	secs := int(wait.Seconds()) + 1
+	c.ctx.Response.Header.Set("Retry-After", strconv.Itoa(secs))
+	e := newError(429, codeRateLimited, msg).with("reason", reason).with("retry_after_seconds", secs)
+	e.Retryable = true
 	return e
 }
 

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/hebbdb/hebb/raftfsm"
+	"github.com/hebbdb/hebb/router/relay"
 )
 
 // readRoom reads a live room after a read barrier; an unknown (or
@@ -164,6 +166,9 @@ func (s *Server) createRoom(c *call) error {
 	if err := body.check(true, false); err != nil {
 		return err
 	}
+	if err := s.countRoomCreation(c); err != nil {
+		return err
+	}
 	id, fw, here := s.newRoomID(c)
 	if !here {
 		return s.forward(c, fw, id)
@@ -176,6 +181,27 @@ func (s *Server) createRoom(c *call) error {
 		return err
 	}
 	return s.roomReply(c, cmd.Room, 201)
+}
+
+// Rooms a user may create in a window: each is a tenant of its own, and
+// one guest made 500 in 1.5 s.
+const (
+	maxRoomsPerUser = 100
+	roomWindow      = 15 * time.Minute
+)
+
+// countRoomCreation refuses a user past maxRoomsPerUser creations in the
+// window, and counts this one, on the node the client reached (a request
+// forwarded from there was counted there).
+func (s *Server) countRoomCreation(c *call) error {
+	if relay.Relayed(c.ctx) {
+		return nil
+	}
+	if blocked, wait := s.roomLimits.Blocked(c.user.ID, maxRoomsPerUser); blocked {
+		return rateLimited(c, "room_creation_limit", "Too many rooms created; try again later", wait)
+	}
+	s.roomLimits.Add(c.user.ID)
+	return nil
 }
 
 // roomReply answers the room as it is now, participants included.

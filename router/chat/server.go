@@ -92,7 +92,8 @@ type Server struct {
 	conns *hub
 	// guests counts the guest sign-ins of each client address (each one a
 	// user kept in the meta group).
-	guests *ratelimit.Limiter
+	guests     *ratelimit.Limiter
+	roomLimits *ratelimit.Limiter // room creations of each user
 }
 
 // New builds the server; Serve starts it.
@@ -113,7 +114,8 @@ func New(cfg Config, b Backend) *Server {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	s := &Server{cfg: cfg, b: b, log: cfg.Logger, conns: newHub(), guests: ratelimit.New(guestWindow, guestMaxKeys, time.Now)}
+	s := &Server{cfg: cfg, b: b, log: cfg.Logger, conns: newHub(), guests: ratelimit.New(guestWindow, guestMaxKeys, time.Now),
+		roomLimits: ratelimit.New(roomWindow, guestMaxKeys, time.Now)}
 	if cfg.OIDC.Issuer != "" {
 		s.oidc = newProvider(cfg.OIDC, cfg.HTTPClient)
 	}
