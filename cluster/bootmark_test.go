@@ -178,3 +178,21 @@ func TestUnfinishedJoin(t *testing.T) {
 		t.Fatalf("cluster id %q, want n1's", id)
 	}
 }
+
+// A join refused for a cluster key that differs says so: memberlist's own
+// words ("remote state is encrypted and encryption is not configured")
+// name no flag.
+func TestJoinKeyHint(t *testing.T) {
+	for _, tc := range []struct {
+		err  string
+		hint bool
+	}{
+		{"failed to join 10.0.0.1:7946: no installed keys could decrypt the message", true},
+		{"failed to join 10.0.0.1:7946: remote state is encrypted and encryption is not configured", true},
+		{"failed to join 10.0.0.1:7946: dial tcp 10.0.0.1:7946: connect: connection refused", false},
+	} {
+		if got := keyHint(errors.New(tc.err)) != ""; got != tc.hint {
+			t.Errorf("%q: hint %v, want %v", tc.err, got, tc.hint)
+		}
+	}
+}

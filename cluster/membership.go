@@ -9,6 +9,7 @@ import (
 	"net"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -119,9 +120,19 @@ func (m *membership) join(addrs []string) error {
 	}
 	n, err := m.list.Join(addrs)
 	if n == 0 && err != nil {
-		return fmt.Errorf("cannot join the cluster through %v: %w", addrs, err)
+		return fmt.Errorf("cannot join the cluster through %v%s: %w", addrs, keyHint(err), err)
 	}
 	return nil
+}
+
+// keyHint names the likely cause of a join that failed on encryption:
+// memberlist says only "no installed keys could decrypt the message" or
+// "remote state is encrypted and encryption is not configured".
+func keyHint(err error) string {
+	if s := err.Error(); strings.Contains(s, "decrypt") || strings.Contains(s, "encrypt") {
+		return " (the cluster key differs: give every node the same HEBB_CLUSTER_KEY, or none)"
+	}
+	return ""
 }
 
 func (m *membership) set(n *memberlist.Node, status string) {
