@@ -21,6 +21,7 @@ import (
 	"github.com/hebbdb/hebb/raftfsm"
 	"github.com/hebbdb/hebb/router/console"
 	"github.com/hebbdb/hebb/router/embedder"
+	"github.com/hebbdb/hebb/router/linger"
 	"github.com/hebbdb/hebb/router/vault"
 )
 
@@ -119,7 +120,8 @@ func (s *Server) Serve(ln net.Listener) error {
 	if runtime.GOMAXPROCS(0) > 1 { // with one CPU a poll would hold it from other connections
 		ln = &spinListener{Listener: ln}
 	}
-	return s.srv.Serve(&lingerListener{Listener: ln, maxBytes: lingerBytes, maxTime: lingerTime})
+	// Bodies up to twice the cap get their 413 rather than a reset.
+	return s.srv.Serve(&linger.Listener{Listener: ln, MaxBytes: 2 * MaxBodySize, MaxTime: linger.Time})
 }
 
 // Shutdown stops accepting, waits for in-flight requests, then flushes the
@@ -329,7 +331,7 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	c := &call{ctx: ctx, reqID: newRequestID()}
 	ctx.Response.Header.Set("X-Request-Id", c.reqID)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
-		lingerOnClose(ctx) // the client may still be sending the body (linger.go)
+		linger.OnClose(ctx) // the client may still be sending the body
 		s.writeError(c, newError(413, codeValidation, "Request body exceeds 16 MiB"))
 		return
 	}

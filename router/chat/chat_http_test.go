@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -469,4 +470,30 @@ func TestRoomCreationLimit(t *testing.T) {
 		t.Fatalf("429 without Retry-After: %v", r.Header)
 	}
 	must(t, n.guest("Bob").do("POST", "/api/rooms", map[string]any{"name": "bob's"}), 201)
+}
+
+// A body over the 1 MiB the server reads is refused from its headers; a
+// client that sends it whole before reading (no Expect: 100-continue)
+// still gets the 413 envelope, not a connection reset (the first attempt
+// was reset before the connection drained on close).
+func TestBodyOverReadLimit(t *testing.T) {
+	t.Parallel()
+	n := newNode(t)
+	body := bytes.Repeat([]byte("a"), 12<<20) // more than the sockets' buffers hold
+	for i := range 5 {
+		req, err := http.NewRequest("POST", n.URL+"/api/rooms", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("attempt %d: %v", i, err)
+		}
+		raw, err := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if err != nil || res.StatusCode != 413 || !bytes.Contains(raw, []byte(`"VALIDATION_ERROR"`)) {
+			t.Fatalf("attempt %d: %d %s %v", i, res.StatusCode, raw, err)
+		}
+	}
 }

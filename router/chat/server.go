@@ -18,6 +18,7 @@ import (
 
 	"github.com/hebbdb/hebb/cluster"
 	"github.com/hebbdb/hebb/raftfsm"
+	"github.com/hebbdb/hebb/router/linger"
 	"github.com/hebbdb/hebb/router/ratelimit"
 	"github.com/hebbdb/hebb/router/relay"
 	"github.com/hebbdb/hebb/router/vault"
@@ -30,10 +31,15 @@ const Version = "2.0.0"
 const MaxBodySize = 64 << 10
 
 // readBodySize is the largest body the server reads before it answers 413
-// (limitBody); a larger one is refused from its headers and the connection
-// closed. Closing on unread input resets the connection, and a client still
-// writing its body may then lose the 413 to a broken pipe.
+// (limitBody); a larger one is refused from its headers and its connection
+// drains what the client still sends (up to lingerBytes) before it closes
+// (router/linger): closing on unread input reset the connection, and a
+// client still writing its body lost the 413 to a broken pipe.
 const readBodySize = 16 * MaxBodySize
+
+// lingerBytes is the most such a connection drains: bodies up to 16 MiB,
+// the REST API's cap, get their 413.
+const lingerBytes = 16 << 20
 
 const requestTimeout = 10 * time.Second
 
@@ -137,7 +143,9 @@ func New(cfg Config, b Backend) *Server {
 func (s *Server) Handler() fasthttp.RequestHandler { return s.srv.Handler }
 
 // Serve answers requests on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.srv.Serve(ln) }
+func (s *Server) Serve(ln net.Listener) error {
+	return s.srv.Serve(&linger.Listener{Listener: ln, MaxBytes: lingerBytes, MaxTime: linger.Time})
+}
 
 // Shutdown stops accepting, closes the realtime connections and waits for
 // in-flight requests.
@@ -178,7 +186,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 func (s *Server) limitBody(h fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
 		if len(ctx.Request.Body()) > MaxBodySize {
-			s.transportError(ctx, fasthttp.ErrBodyTooLarge)
+			s.tooLarge(ctx) // read whole: the connection stays open
 			return
 		}
 		h(ctx)
@@ -302,14 +310,22 @@ func (s *Server) created(c *call, v any) error {
 	return nil
 }
 
-// transportError answers errors fasthttp meets before a handler runs.
-func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
+// tooLarge answers 413 to a body over MaxBodySize.
+func (s *Server) tooLarge(ctx *fasthttp.RequestCtx) {
 	c := &call{ctx: ctx, reqID: newRequestID()}
 	ctx.Response.Header.Set("X-Request-Id", c.reqID)
+	s.writeError(c, newError(413, codeValidation, "Request body exceeds 64 KiB"))
+}
+
+// transportError answers errors fasthttp meets before a handler runs.
+func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
-		s.writeError(c, newError(413, codeValidation, "Request body exceeds 64 KiB"))
+		linger.OnClose(ctx) // the client may still be sending the body
+		s.tooLarge(ctx)
 		return
 	}
+	c := &call{ctx: ctx, reqID: newRequestID()}
+	ctx.Response.Header.Set("X-Request-Id", c.reqID)
 	s.writeError(c, newError(400, codeValidation, "Malformed HTTP request"))
 }
 

@@ -1,4 +1,4 @@
-package router
+package linger
 
 import (
 	"errors"
@@ -30,7 +30,7 @@ func TestLingerBounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ln := &lingerListener{Listener: inner, maxBytes: tc.maxBytes, maxTime: tc.maxTime}
+			ln := &Listener{Listener: inner, MaxBytes: tc.maxBytes, MaxTime: tc.maxTime}
 			defer ln.Close()
 			client, err := net.Dial("tcp", inner.Addr().String())
 			if err != nil {
@@ -51,7 +51,7 @@ func TestLingerBounds(t *testing.T) {
 					}
 				}()
 			}
-			server.(*lingerConn).linger.Store(tc.linger)
+			server.(*conn).linger.Store(tc.linger)
 			closed := make(chan error, 1)
 			go func() { closed <- server.Close() }()
 			if tc.linger {
