@@ -173,8 +173,7 @@ func (s *Server) signInAnonymous(c *call) error {
 	if raw := sessionToken(c.ctx); raw != "" && s.resolveSession(c, raw) {
 		return newError(409, codeConflict, "Already signed in; sign out first").with("reason", "already_signed_in")
 	}
-	addr := clientAddr(c.ctx)
-	if blocked, wait := s.guests.Blocked(addr, maxGuestsPerAddr); blocked {
+	if ok, wait := s.guests.Take(clientAddr(c.ctx), maxGuestsPerAddr); !ok {
 		return rateLimited(c, "guest_sign_in_limit", "Too many guest sign-ins from this address; try again later", wait)
 	}
 	name := "Guest " + strings.ToLower(randomString(3))
@@ -185,7 +184,6 @@ func (s *Server) signInAnonymous(c *call) error {
 	if err != nil {
 		return err
 	}
-	s.guests.Add(addr)
 	return s.ok(c, s.signedInBody(raw, res))
 }
 

@@ -197,10 +197,9 @@ func (s *Server) countRoomCreation(c *call) error {
 	if relay.Relayed(c.ctx) {
 		return nil
 	}
-	if blocked, wait := s.roomLimits.Blocked(c.user.ID, maxRoomsPerUser); blocked {
+	if ok, wait := s.roomLimits.Take(c.user.ID, maxRoomsPerUser); !ok {
 		return rateLimited(c, "room_creation_limit", "Too many rooms created; try again later", wait)
 	}
-	s.roomLimits.Add(c.user.ID)
 	return nil
 }
 

@@ -123,7 +123,25 @@ func (l *Limiter) Blocked(key string, max int) (bool, time.Duration) {
 func (l *Limiter) Add(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.add(key, l.now())
+}
+
+// Take counts one event of key unless key has reached max in its window
+// (then it reports false and when the window ends): the check and the
+// count are one step, so concurrent events cannot all pass a check made
+// before any of them was counted.
+func (l *Limiter) Take(key string, max int) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	now := l.now()
+	if c := l.hits[key]; c != nil && now.Sub(c.start) < l.window && c.n >= max {
+		return false, c.start.Add(l.window).Sub(now)
+	}
+	l.add(key, now)
+	return true, 0
+}
+
+func (l *Limiter) add(key string, now time.Time) {
 	c := l.hits[key]
 	if c == nil || now.Sub(c.start) >= l.window {
 		if len(l.hits) >= l.maxKeys {

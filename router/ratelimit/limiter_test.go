@@ -3,6 +3,8 @@ package ratelimit
 import (
 	"fmt"
 	"net/http/httptest"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -30,6 +32,33 @@ func TestLimiter(t *testing.T) {
 	l.Reset("k")
 	if b, _ := l.Blocked("k", 1); b {
 		t.Fatal("blocked after reset")
+	}
+}
+
+// Take checks and counts in one step: of many concurrent events, exactly
+// max pass in a window.
+func TestLimiterTake(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := New(time.Minute, 10, func() time.Time { return now })
+	var passed atomic.Int32
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Go(func() {
+			if ok, _ := l.Take("k", 5); ok {
+				passed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := passed.Load(); n != 5 {
+		t.Fatalf("%d of 50 concurrent takes passed, want 5", n)
+	}
+	if ok, wait := l.Take("k", 5); ok || wait != time.Minute {
+		t.Fatalf("at the limit: %v, %v", ok, wait)
+	}
+	now = now.Add(time.Minute)
+	if ok, _ := l.Take("k", 5); !ok {
+		t.Fatal("refused after the window")
 	}
 }
 
