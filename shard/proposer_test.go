@@ -186,6 +186,38 @@ func TestProposerBatchesWhileInFlight(t *testing.T) {
 	}
 }
 
+// TestProposerLargeCommandOverlaps: a large command does not wait for the
+// entry in flight (its log write overlaps that entry's apply), but at most
+// maxInflightLarge entries are in flight and small commands still queue.
+func TestProposerLargeCommandOverlaps(t *testing.T) {
+	p, l, _ := newFakeProposer()
+	first := blockFirst(t, p, l)
+	big := "big=" + strings.Repeat("x", largeCommand)
+	bigOut := proposeAsync(testCtx(t), p, big)
+	waitFor(t, "the large command's own entry", func() bool { return len(l.sent()) == 2 })
+	if got := string(l.sent()[1]); got != big {
+		t.Fatalf("second entry is %d bytes, want the large command alone", len(got))
+	}
+	big2 := "big2=" + strings.Repeat("y", largeCommand)
+	rest := proposeAsync(testCtx(t), p, "small=1", big2)
+	waitFor(t, "two queued proposals", func() bool { return p.queued() == 2 })
+	if n := len(l.sent()); n != 2 || p.senders() != maxInflightLarge {
+		t.Fatalf("%d entries sent by %d senders, want 2 and %d", n, p.senders(), maxInflightLarge)
+	}
+	l.set(false, nil)
+	l.release(0)
+	l.release(1)
+	for _, ch := range []<-chan proposeOutcome{first, bigOut, rest, rest} {
+		if o := <-ch; o.err != nil {
+			t.Fatalf("propose(%.10q): %v", o.cmd, o.err)
+		}
+	}
+	if n := len(l.sent()); n != 3 {
+		t.Fatalf("%d entries, want 3 (the queued pair together)", n)
+	}
+	waitFor(t, "the senders to stop", func() bool { return p.senders() == 0 })
+}
+
 func TestProposerErrorReachesEveryWaiter(t *testing.T) {
 	tests := []struct {
 		name   string
