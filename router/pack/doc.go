@@ -4,10 +4,12 @@
 //
 // Pieces:
 //   - Tokenizer counts tokens with a real BPE encoding (cl100k_base or
-//     o200k_base, github.com/pkoukk/tiktoken-go). The rank files come from
-//     github.com/pkoukk/tiktoken-go-loader, compiled into the binary; the
-//     offline loader is installed at package init, so nothing is ever
-//     downloaded. An encoding is loaded once per process, on first use.
+//     o200k_base): tiktoken's split and merges, with a heap of the byte
+//     pairs so a long piece costs O(n log n), not tiktoken-go's O(n²)
+//     (bpe.go; its counts are checked against tiktoken-go's). The rank files
+//     come from github.com/pkoukk/tiktoken-go-loader, compiled into the
+//     binary, so nothing is ever downloaded. An encoding is loaded once per
+//     process, on first use.
 //   - Classify puts a memory in a section (warnings, preferences,
 //     decisions, lessons, facts) from its metadata "type"/"kind", else from
 //     its valence and wording.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 )
 
@@ -19,9 +18,11 @@ const (
 // Encodings lists the supported encodings, the default first.
 func Encodings() []string { return []string{EncodingCL100K, EncodingO200K} }
 
-func init() {
-	// The rank files are embedded in the loader module: never download.
-	tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
+// rankFiles names the rank file of each encoding; the files are embedded
+// in the loader module, so nothing is ever downloaded.
+var rankFiles = map[string]string{
+	EncodingCL100K: "cl100k_base.tiktoken",
+	EncodingO200K:  "o200k_base.tiktoken",
 }
 
 // Counter counts the tokens of a text.
@@ -33,7 +34,7 @@ type Counter interface {
 // use.
 type Tokenizer struct {
 	name string
-	enc  *tiktoken.Tiktoken
+	bpe  *bpe
 }
 
 type loaded struct {
@@ -52,12 +53,17 @@ func NewTokenizer(encoding string) (*Tokenizer, error) {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownEncoding, encoding)
 	}
 	l.once.Do(func() {
-		enc, err := tiktoken.GetEncoding(encoding)
+		ranks, err := tiktokenloader.NewOfflineLoader().LoadTiktokenBpe(rankFiles[encoding])
 		if err != nil {
 			l.err = fmt.Errorf("cannot load encoding %s: %w", encoding, err)
 			return
 		}
-		l.tok = &Tokenizer{name: encoding, enc: enc}
+		b, err := newBPE(encoding, ranks)
+		if err != nil {
+			l.err = err
+			return
+		}
+		l.tok = &Tokenizer{name: encoding, bpe: b}
 	})
 	return l.tok, l.err
 }
@@ -71,5 +77,5 @@ func (t *Tokenizer) Count(text string) int {
 	if text == "" {
 		return 0
 	}
-	return len(t.enc.EncodeOrdinary(text))
+	return t.bpe.count(text)
 }
