@@ -53,12 +53,17 @@ func (f *FSM) Apply(_ uint64, cmd []byte) any {
 // apply applies a decoded command (Apply).
 func (f *FSM) apply(c any) any {
 	var pre *batchGate
+	var near *neighbours
 	var swept []sweepStep
 	w, batch := c.(*WriteCmd)
-	if batch = batch && f.batchable(w); batch || f.vs.sweep {
+	cc, consolidate := c.(*ConsolidateCmd)
+	if batch = batch && f.batchable(w); batch || consolidate || f.vs.sweep {
 		f.mu.RLock()
-		if batch {
+		switch {
+		case batch:
 			pre = f.pregate(w)
+		case consolidate:
+			near = f.neighbours(cc)
 		}
 		swept = sweepWrite(f.vs, f.tenants, f.dim, sweepBytes)
 		f.mu.RUnlock()
@@ -83,7 +88,7 @@ func (f *FSM) apply(c any) any {
 	case *ChatCmd:
 		return f.applyChat(c)
 	case *ConsolidateCmd:
-		return f.applyConsolidate(c)
+		return f.applyConsolidate(c, near)
 	case *ResetCmd:
 		f.tenants = make(map[string]*tenant)
 		f.vs.close()
