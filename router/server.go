@@ -22,6 +22,7 @@ import (
 	"github.com/hebbdb/hebb/router/console"
 	"github.com/hebbdb/hebb/router/embedder"
 	"github.com/hebbdb/hebb/router/linger"
+	"github.com/hebbdb/hebb/router/ratelimit"
 	"github.com/hebbdb/hebb/router/vault"
 )
 
@@ -101,7 +102,7 @@ func New(cfg Config, b Backend, emb embedder.Embedder) *Server {
 		IdleTimeout:           120 * time.Second,
 		NoDefaultServerHeader: true,
 		ErrorHandler:          s.transportError,
-		Logger:                slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		Logger:                ratelimit.ConnErrors(cfg.Logger.Handler()),
 		Name:                  "hebb",
 	}
 	return s

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/hebbdb/hebb/router/ratelimit"
 )
 
 // A restarted node restores its groups' snapshots before the router can
@@ -50,7 +52,7 @@ func ServeStarting(ln net.Listener, st Starting) (handoff func()) {
 		ReadTimeout:           10 * time.Second,
 		WriteTimeout:          10 * time.Second,
 		NoDefaultServerHeader: true,
-		Logger:                slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		Logger:                ratelimit.ConnErrors(log.Handler()),
 		Name:                  "hebb",
 	}
 	served := make(chan struct{})

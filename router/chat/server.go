@@ -133,7 +133,7 @@ func New(cfg Config, b Backend) *Server {
 		IdleTimeout:           120 * time.Second,
 		NoDefaultServerHeader: true,
 		ErrorHandler:          s.transportError,
-		Logger:                slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		Logger:                ratelimit.ConnErrors(cfg.Logger.Handler()),
 		Name:                  "hebb-chat",
 	}
 	return s
