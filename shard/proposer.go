@@ -103,13 +103,18 @@ func (p *proposer) run(batch []*proposal) {
 }
 
 // next takes the next batch off the queue, or retires the sender (nil) when
-// the queue is empty.
+// the queue is empty, or when it is a second sender and the next command
+// is small (another sender is running, and will take the queue).
 func (p *proposer) next() []*proposal {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.queue) == 0 {
 		p.inflight--
 		p.queue = nil // let a large backlog's array go
+		return nil
+	}
+	if p.inflight > maxInflightEntries && len(p.queue[0].cmd) < largeCommand {
+		p.inflight-- // small commands wait for the other sender: one entry in flight
 		return nil
 	}
 	n, size := 0, 0

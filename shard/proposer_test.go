@@ -218,6 +218,36 @@ func TestProposerLargeCommandOverlaps(t *testing.T) {
 	waitFor(t, "the senders to stop", func() bool { return p.senders() == 0 })
 }
 
+// TestProposerSecondSenderLeavesSmallCommands: the sender a large command
+// started does not go on sending small commands beside the first sender:
+// they wait for it, one entry in flight.
+func TestProposerSecondSenderLeavesSmallCommands(t *testing.T) {
+	p, l, _ := newFakeProposer()
+	first := blockFirst(t, p, l)
+	bigOut := proposeAsync(testCtx(t), p, "big="+strings.Repeat("x", largeCommand))
+	waitFor(t, "the large command's own entry", func() bool { return len(l.sent()) == 2 })
+	small := proposeAsync(testCtx(t), p, keyCmds(3)...)
+	waitFor(t, "three queued proposals", func() bool { return p.queued() == 3 })
+	l.release(1)
+	if o := <-bigOut; o.err != nil {
+		t.Fatalf("large command: %v", o.err)
+	}
+	waitFor(t, "the second sender to stop", func() bool { return p.senders() == 1 })
+	if n, q := len(l.sent()), p.queued(); n != 2 || q != 3 {
+		t.Fatalf("%d entries sent and %d queued, want the small commands still queued behind entry 1", n, q)
+	}
+	l.set(false, nil)
+	l.release(0)
+	for _, ch := range []<-chan proposeOutcome{first, small, small, small} {
+		if o := <-ch; o.err != nil {
+			t.Fatalf("propose(%q): %v", o.cmd, o.err)
+		}
+	}
+	if n := len(l.sent()); n != 3 {
+		t.Fatalf("%d entries, want 3 (the small commands together)", n)
+	}
+}
+
 func TestProposerErrorReachesEveryWaiter(t *testing.T) {
 	tests := []struct {
 		name   string
