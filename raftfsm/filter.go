@@ -2,10 +2,13 @@ package raftfsm
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Condition is one metadata_filter condition (operator.md §8): Field is a
@@ -17,54 +20,200 @@ type Condition struct {
 	Value []byte
 }
 
-func matchAll(conds []Condition, metadata []byte) bool {
+// A metadata filter holds an atom whose metadata, decoded as a JSON object
+// (decodeExact), has every condition's field and the field's value
+// satisfies the condition: eq, the value equals the operand; contains, the
+// value is a string holding the operand (a string) or an array with an
+// element equal to it; in, the operand is an array with an element equal
+// to the value. Equal is JSON equality, numbers by their exact decimal
+// value (numberEqual), objects key by key.
+//
+// A read compiles its conditions once (compileFilter): each operand is
+// decoded once and kept as the canonical key of its value (appendCanon),
+// equal keys for equal values, an in list as a set of keys. An atom's
+// metadata is then scanned once, checked as the decoder would check it,
+// for the values of the conditions' top-level keys only (scanMetadata);
+// the values found, not the whole document, are decoded. What an atom
+// costs no longer grows with the operands: a 100k-element in list is one
+// set lookup.
+
+// filter is a read's metadata conditions, compiled; nil matches every atom.
+// It is read-only once compiled: the search's stages match atoms with it
+// concurrently.
+type filter struct {
+	conds []compiledCond
+	never bool // a condition no metadata satisfies: nothing matches
+
+	// tops are the conditions' top-level keys, each once; a condition
+	// reads the value of tops[top]. index finds a key among many.
+	tops  []string
+	index map[string]int
+	// needles are the top-level keys as they appear, quoted, in metadata
+	// without escapes: metadata without one and without a backslash
+	// lacks the key (no needle: no such shortcut for the key).
+	needles [][]byte
+}
+
+type compiledCond struct {
+	path []string // the field's dotted parts
+	top  int      // index of path[0] in filter.tops
+	op   string
+	want []byte              // eq and contains: the operand's canonical key
+	sub  string              // contains: the operand when a string
+	str  bool                // sub is set
+	set  map[string]struct{} // in: the elements' canonical keys
+}
+
+// compileFilter compiles conds; nil when there are none.
+func compileFilter(conds []Condition) *filter {
 	if len(conds) == 0 {
+		return nil
+	}
+	f := &filter{conds: make([]compiledCond, 0, len(conds))}
+	at := map[string]int{}
+	for _, c := range conds {
+		cc, ok := compileCond(c)
+		if !ok {
+			return &filter{never: true}
+		}
+		top, seen := at[cc.path[0]]
+		if !seen {
+			top = len(f.tops)
+			at[cc.path[0]] = top
+			f.tops = append(f.tops, cc.path[0])
+			f.needles = append(f.needles, needle(cc.path[0]))
+		}
+		cc.top = top
+		f.conds = append(f.conds, cc)
+	}
+	if len(f.tops) > maxLinearKeys {
+		f.index = at
+	}
+	return f
+}
+
+// maxLinearKeys is how many top-level keys a scan compares one by one.
+const maxLinearKeys = 8
+
+// compileCond decodes c's operand; false when c holds no metadata at all
+// (an unknown operator, an operand that does not decode, an in without a
+// list, a field part no decoded key can equal).
+func compileCond(c Condition) (compiledCond, bool) {
+	cc := compiledCond{path: strings.Split(c.Field, "."), op: c.Op}
+	for _, p := range cc.path {
+		if !utf8.ValidString(p) { // decoded keys are valid UTF-8
+			return cc, false
+		}
+	}
+	var want any
+	if decodeExact(c.Value, &want) != nil {
+		return cc, false
+	}
+	switch c.Op {
+	case "eq":
+		cc.want = appendCanon(nil, want)
+	case "contains":
+		cc.want = appendCanon(nil, want)
+		cc.sub, cc.str = want.(string)
+	case "in":
+		list, ok := want.([]any)
+		if !ok {
+			return cc, false
+		}
+		cc.set = make(map[string]struct{}, len(list))
+		var key []byte
+		for _, x := range list {
+			key = appendCanon(key[:0], x)
+			cc.set[string(key)] = struct{}{}
+		}
+	default:
+		return cc, false
+	}
+	return cc, true
+}
+
+// needle is key quoted as metadata holds it when it needs no escape; nil
+// when it may be written otherwise: with a character JSON escapes, or
+// U+FFFD, which an invalid byte decodes to.
+func needle(key string) []byte {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c == '"' || c == '\\' {
+			return nil
+		}
+	}
+	if strings.ContainsRune(key, utf8.RuneError) {
+		return nil
+	}
+	return []byte(`"` + key + `"`)
+}
+
+// matchAll reports whether metadata satisfies every condition.
+func matchAll(conds []Condition, metadata []byte) bool {
+	return compileFilter(conds).match(metadata)
+}
+
+// match reports whether metadata satisfies every condition of f.
+func (f *filter) match(metadata []byte) bool {
+	if f == nil {
 		return true
 	}
-	var doc map[string]any
-	if len(metadata) == 0 || decodeExact(metadata, &doc) != nil {
+	if f.never || len(metadata) == 0 {
 		return false
 	}
-	for _, c := range conds {
-		if !c.match(doc) {
+	if bytes.IndexByte(metadata, '\\') < 0 {
+		for _, n := range f.needles {
+			if n != nil && !bytes.Contains(metadata, n) {
+				return false // the key is missing
+			}
+		}
+	}
+	var buf [maxLinearKeys]span
+	found := buf[:0]
+	if len(f.tops) > len(buf) {
+		found = make([]span, len(f.tops))
+	}
+	found = found[:len(f.tops)]
+	for i := range found {
+		found[i] = span{-1, -1}
+	}
+	if !scanMetadata(metadata, f, found) {
+		return false
+	}
+	var key []byte
+	for i := range f.conds {
+		c := &f.conds[i]
+		v, ok := descend(metadata, found[c.top], c.path[1:])
+		if !ok || !c.holds(v, &key) {
 			return false
 		}
 	}
 	return true
 }
 
-func (c Condition) match(doc map[string]any) bool {
-	v, ok := lookup(doc, c.Field)
-	if !ok {
-		return false
-	}
-	var want any
-	if decodeExact(c.Value, &want) != nil {
-		return false
-	}
-	switch c.Op {
+// holds reports whether the JSON value v (valid, of a checked document)
+// satisfies c; key is working room.
+func (c *compiledCond) holds(v []byte, key *[]byte) bool {
+	switch c.op {
 	case "eq":
-		return jsonEqual(v, want)
-	case "contains":
-		switch v := v.(type) {
-		case string:
-			s, ok := want.(string)
-			return ok && strings.Contains(v, s)
-		case []any:
-			for _, x := range v {
-				if jsonEqual(x, want) {
-					return true
-				}
-			}
-		}
-		return false
+		*key = appendCanonRaw((*key)[:0], v)
+		return string(*key) == string(c.want)
 	case "in":
-		list, ok := want.([]any)
-		if !ok {
+		*key = appendCanonRaw((*key)[:0], v)
+		_, ok := c.set[string(*key)]
+		return ok
+	}
+	// contains
+	switch v[0] {
+	case '"':
+		return c.str && strings.Contains(rawString(v), c.sub)
+	case '[':
+		var list []any
+		if decodeExact(v, &list) != nil {
 			return false
 		}
 		for _, x := range list {
-			if jsonEqual(v, x) {
+			*key = appendCanon((*key)[:0], x)
+			if string(*key) == string(c.want) {
 				return true
 			}
 		}
@@ -72,18 +221,115 @@ func (c Condition) match(doc map[string]any) bool {
 	return false
 }
 
-func lookup(doc map[string]any, field string) (any, bool) {
-	var cur any = doc
-	for _, part := range strings.Split(field, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
+// Canonical keys: one encoding per JSON value up to jsonEqual's equality,
+// each self-delimiting, so a concatenation of them is one too.
+const (
+	canonNull   = 'z'
+	canonTrue   = 't'
+	canonFalse  = 'f'
+	canonString = 's'
+	canonNumber = 'n' // by its decimalForm
+	canonOdd    = 'N' // a number decimal cannot read: by its text
+	canonArray  = 'a'
+	canonObject = 'o'
+)
+
+// appendCanon appends the canonical key of a decoded JSON value (as
+// decodeExact decodes: json.Number, string, bool, nil, []any,
+// map[string]any).
+func appendCanon(b []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(b, canonNull)
+	case bool:
+		if v {
+			return append(b, canonTrue)
 		}
-		if cur, ok = m[part]; !ok {
-			return nil, false
+		return append(b, canonFalse)
+	case string:
+		return appendCanonString(b, v)
+	case json.Number:
+		return appendCanonNumber(b, string(v))
+	case []any:
+		b = binary.AppendUvarint(append(b, canonArray), uint64(len(v)))
+		for _, x := range v {
+			b = appendCanon(b, x)
 		}
+		return b
+	case map[string]any:
+		b = binary.AppendUvarint(append(b, canonObject), uint64(len(v)))
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			b = appendCanon(appendCanonString(b, k), v[k])
+		}
+		return b
 	}
-	return cur, true
+	panic("raftfsm: not a decoded JSON value")
+}
+
+func appendCanonString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(append(b, canonString), uint64(len(s)))
+	return append(b, s...)
+}
+
+// appendCanonNumber keys a number by its decimalForm, so that its
+// notations share one key (numberEqual); a number decimal cannot read
+// equals only its own text.
+func appendCanonNumber(b []byte, text string) []byte {
+	d, ok := decimal(text)
+	if !ok {
+		b = binary.AppendUvarint(append(b, canonOdd), uint64(len(text)))
+		return append(b, text...)
+	}
+	b = append(b, canonNumber)
+	if d.neg {
+		b = append(b, '-')
+	} else {
+		b = append(b, '+')
+	}
+	b = binary.AppendVarint(b, d.exp)
+	b = binary.AppendUvarint(b, uint64(len(d.digits)))
+	return append(b, d.digits...)
+}
+
+// appendCanonRaw appends the canonical key of v, one valid JSON value: a
+// scalar read from its text, an array or object decoded.
+func appendCanonRaw(b []byte, v []byte) []byte {
+	switch v[0] {
+	case '"':
+		return appendCanonString(b, rawString(v))
+	case 't':
+		return append(b, canonTrue)
+	case 'f':
+		return append(b, canonFalse)
+	case 'n':
+		return append(b, canonNull)
+	case '[', '{':
+		var x any
+		if decodeExact(v, &x) != nil {
+			panic("raftfsm: a checked value does not decode")
+		}
+		return appendCanon(b, x)
+	}
+	return appendCanonNumber(b, string(v))
+}
+
+// rawString decodes the valid JSON string q as the decoder does: as it is
+// when it has no escape and is valid UTF-8.
+func rawString(q []byte) string {
+	in := q[1 : len(q)-1]
+	if bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		return string(in)
+	}
+	var s string
+	if json.Unmarshal(q, &s) != nil {
+		panic("raftfsm: a checked string does not decode")
+	}
+	return s
 }
 
 // decodeExact decodes JSON keeping each number as written (json.Number):
@@ -99,50 +345,6 @@ func decodeExact(data []byte, v any) error {
 		return errors.New("data after the JSON value")
 	}
 	return nil
-}
-
-// jsonEqual reports whether two decoded JSON values are equal: numbers by
-// their exact value (1, 1.0 and 1e0 are one number), objects key by key.
-func jsonEqual(a, b any) bool {
-	switch a := a.(type) {
-	case json.Number:
-		b, ok := b.(json.Number)
-		return ok && numberEqual(a, b)
-	case []any:
-		b, ok := b.([]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if !jsonEqual(a[i], b[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		b, ok := b.(map[string]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for k, x := range a {
-			y, ok := b[k]
-			if !ok || !jsonEqual(x, y) {
-				return false
-			}
-		}
-		return true
-	default: // string, bool, nil
-		return a == b
-	}
-}
-
-func numberEqual(a, b json.Number) bool {
-	if a == b {
-		return true
-	}
-	x, ok1 := decimal(string(a))
-	y, ok2 := decimal(string(b))
-	return ok1 && ok2 && x == y
 }
 
 // decimalForm is a JSON number as sign, significant digits and a power of

@@ -96,6 +96,7 @@ type search struct {
 	seated map[*Atom]bool
 	gamma  float64  // the request's Calibration; 0 means 1
 	sc     *scratch // pooled working memory; nil: allocated on first use
+	filter *filter  // req.Filter compiled; nil: none
 
 	// Stages that do not depend on the semantic ranking run beside it
 	// (plan): the query concepts' postings counted, and the associations
@@ -157,6 +158,8 @@ func (s *search) simFloor(r float64) float64 {
 func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	readsRunning.Add(1)
 	defer readsRunning.Add(-1)
+	// Outside the lock: a large in list takes a while to compile.
+	filter := compileFilter(req.Filter)
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	res := &ReadResult{Roundtrips: 1, Items: []Item{}, Expanded: []string{}}
@@ -164,7 +167,7 @@ func (f *FSM) Read(req *ReadRequest) *ReadResult {
 	if t == nil || len(req.Vector) != f.dim {
 		return res
 	}
-	s := &search{f: f, t: t, req: req, sc: getScratch()}
+	s := &search{f: f, t: t, req: req, sc: getScratch(), filter: filter}
 	s.seated = s.sc.seated
 	defer putScratch(s.sc) // after the items are copied out of the candidates
 	if g := req.Calibration; g > 0 && !math.IsInf(g, 0) {
@@ -325,7 +328,7 @@ func (s *search) visible(a *Atom) bool {
 	if s.req.Author != (AuthorFilter{}) && !s.req.Author.match(a.Provenance) {
 		return false
 	}
-	return len(s.req.Filter) == 0 || matchAll(s.req.Filter, a.Metadata)
+	return s.filter.match(a.Metadata)
 }
 
 // Stages that read rows, each on its own goroutine with its own buffer.
