@@ -167,19 +167,13 @@ func (f *filter) match(metadata []byte) bool {
 			}
 		}
 	}
-	var buf [maxLinearKeys]span
-	found := buf[:0]
-	if len(f.tops) > len(buf) {
-		found = make([]span, len(f.tops))
-	}
-	found = found[:len(f.tops)]
-	for i := range found {
-		found[i] = span{-1, -1}
-	}
-	if !scanMetadata(metadata, f, found) {
+	var sc scan
+	if !sc.scanMetadata(metadata, f.tops, f.index) {
 		return false
 	}
-	var key []byte
+	found := sc.found()
+	var room [64]byte
+	key := room[:0]
 	for i := range f.conds {
 		c := &f.conds[i]
 		v, ok := descend(metadata, found[c.top], c.path[1:])

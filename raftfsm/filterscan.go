@@ -19,15 +19,16 @@ type span struct{ start, end int }
 // maxNesting is encoding/json's limit on nested arrays and objects.
 const maxNesting = 10000
 
-// scanMetadata reports whether m decodes as a JSON object and sets
-// found[i] to the value of f.tops[i]. It is false for any other value
-// (null decodes, to no keys: no condition holds).
-func scanMetadata(m []byte, f *filter, found []span) bool {
+// scanMetadata reports whether m decodes as a JSON object and notes where
+// the values of keys lie (s.found). It is false for any other value
+// (null decodes, to no keys: no condition holds). index, when not nil,
+// maps each key to its place in keys.
+func (s *scan) scanMetadata(m []byte, keys []string, index map[string]int) bool {
+	s.reset(m, keys, index)
 	i := skipSpace(m, 0)
 	if i >= len(m) || m[i] != '{' {
 		return false
 	}
-	s := scan{m: m, f: f, found: found}
 	end := s.object(i, 1, true)
 	if end < 0 {
 		return false
@@ -43,17 +44,16 @@ func descend(m []byte, sp span, path []string) ([]byte, bool) {
 	if sp.start < 0 {
 		return nil, false
 	}
-	for _, key := range path {
+	var s scan
+	for i := range path {
 		if m[sp.start] != '{' {
 			return nil, false
 		}
-		sub := &filter{tops: []string{key}}
-		found := []span{{-1, -1}}
-		s := scan{m: m[:sp.end], f: sub, found: found}
+		s.reset(m[:sp.end], path[i:i+1], nil)
 		if s.object(sp.start, 1, true) < 0 {
 			panic("raftfsm: a checked object does not scan")
 		}
-		if sp = found[0]; sp.start < 0 {
+		if sp = s.found()[0]; sp.start < 0 {
 			return nil, false
 		}
 	}
@@ -62,8 +62,31 @@ func descend(m []byte, sp span, path []string) ([]byte, bool) {
 
 type scan struct {
 	m     []byte
-	f     *filter // whose top-level keys to note
-	found []span
+	keys  []string       // the top-level keys whose values to note
+	index map[string]int // key -> its place in keys; nil: compared one by one
+	near  [maxLinearKeys]span
+	far   []span // where the values lie, when near has too few places
+}
+
+func (s *scan) reset(m []byte, keys []string, index map[string]int) {
+	s.m, s.keys, s.index = m, keys, index
+	s.far = nil
+	if len(keys) > len(s.near) {
+		s.far = make([]span, len(keys))
+	}
+	found := s.found()
+	for i := range found {
+		found[i] = span{-1, -1}
+	}
+}
+
+// found is where the values of the keys lie, in their order; start -1:
+// absent.
+func (s *scan) found() []span {
+	if s.far != nil {
+		return s.far
+	}
+	return s.near[:len(s.keys)]
 }
 
 // value checks the value at m[i] (no space before it) and returns its end;
@@ -121,7 +144,7 @@ func (s *scan) object(i, depth int, top bool) int {
 		}
 		if top {
 			if t := s.keyIndex(key); t >= 0 {
-				s.found[t] = span{v, i}
+				s.found()[t] = span{v, i}
 			}
 		}
 		if i = skipSpace(m, i); i >= len(m) {
@@ -138,20 +161,19 @@ func (s *scan) object(i, depth int, top bool) int {
 	}
 }
 
-// keyIndex returns the index in f.tops of the quoted key q; -1 if none.
+// keyIndex returns the place in s.keys of the quoted key q; -1 if none.
 func (s *scan) keyIndex(q []byte) int {
-	tops := s.f.tops
 	in := q[1 : len(q)-1]
 	if bytes.IndexByte(in, '\\') >= 0 || !utf8.Valid(in) {
 		in = []byte(rawString(q))
 	}
-	if s.f.index != nil {
-		if t, ok := s.f.index[string(in)]; ok {
+	if s.index != nil {
+		if t, ok := s.index[string(in)]; ok {
 			return t
 		}
 		return -1
 	}
-	for t, k := range tops {
+	for t, k := range s.keys {
 		if k == string(in) {
 			return t
 		}
