@@ -457,6 +457,9 @@ func (s *edgeSet) neighbours(c string, min float64, limit int) []*edgeRec {
 		}
 		return out
 	}
+	if limit > 0 && limit < len(s.adj[id]) {
+		return s.best(s.adj[id], min, limit)
+	}
 	var recs []*edgeRec
 	for _, n := range s.adj[id] {
 		if r := s.rec(n); r.Weight >= min {
@@ -464,10 +467,59 @@ func (s *edgeSet) neighbours(c string, min float64, limit int) []*edgeRec {
 		}
 	}
 	slices.SortFunc(recs, s.compare)
-	if limit > 0 && len(recs) > limit {
-		recs = recs[:limit]
-	}
 	return recs
+}
+
+// best returns the first limit, by before, of the edges of adj weighing at
+// least min, in that order: the prefix a full sort would give (before is a
+// total order on distinct edges), kept in a heap whose root is the last
+// edge kept, so an edge that does not make the cut costs one comparison
+// and the selection O(len(adj)·log limit) instead of a sort of them all.
+func (s *edgeSet) best(adj []int32, min float64, limit int) []*edgeRec {
+	h := make([]*edgeRec, 0, limit)
+	for _, n := range adj {
+		r := s.rec(n)
+		switch {
+		case !(r.Weight >= min):
+		case len(h) < limit:
+			h = append(h, r)
+			s.up(h, len(h)-1)
+		case s.before(r, h[0]):
+			h[0] = r
+			s.down(h, 0)
+		}
+	}
+	slices.SortFunc(h, s.compare)
+	return h
+}
+
+// up and down keep h a heap whose root comes last by before.
+func (s *edgeSet) up(h []*edgeRec, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !s.before(h[p], h[i]) {
+			return
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func (s *edgeSet) down(h []*edgeRec, i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if c+1 < len(h) && s.before(h[c], h[c+1]) {
+			c++
+		}
+		if !s.before(h[i], h[c]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }
 
 // frozenEdges is the edge rows as a snapshot saw them (the slab's chunks,

@@ -23,18 +23,29 @@ type GraphResult struct {
 func (f *FSM) Graph(req *GraphRequest) GraphResult {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	res := GraphResult{Edges: []Edge{}}
 	t := f.tenants[req.Tenant]
 	if t == nil {
-		return res
+		return GraphResult{Edges: []Edge{}}
 	}
+	return t.edges.walk(req)
+}
+
+// walk is Graph over one tenant's edges. A concept's edges are read in
+// neighbours order and those already taken skipped; the walk stops at the
+// first untaken edge past the hop's or the request's budget. So it reads
+// no more than budget+1 untaken edges of a concept, and since the taken
+// ones number len(res.Edges), the best budget+1+len(res.Edges) of its
+// edges hold every edge the walk reads: neighbours selects those instead of
+// sorting a hub's whole adjacency.
+func (s *edgeSet) walk(req *GraphRequest) GraphResult {
+	res := GraphResult{Edges: []Edge{}}
 	seen := make(map[*edgeRec]bool)
 	visited := make(map[string]bool)
 	frontier := make([]string, 0, len(req.Seeds))
-	for _, s := range req.Seeds {
-		if !visited[s] {
-			visited[s] = true
-			frontier = append(frontier, s)
+	for _, c := range req.Seeds {
+		if !visited[c] {
+			visited[c] = true
+			frontier = append(frontier, c)
 		}
 	}
 	for hop := 0; hop < req.Depth && len(frontier) > 0; hop++ {
@@ -42,7 +53,11 @@ func (f *FSM) Graph(req *GraphRequest) GraphResult {
 		taken := 0
 	walk:
 		for _, c := range frontier {
-			for _, e := range t.edges.neighbours(c, req.MinWeight, 0) {
+			budget := HopRowCap - taken
+			if req.Limit >= 0 {
+				budget = min(budget, req.Limit-len(res.Edges))
+			}
+			for _, e := range s.neighbours(c, req.MinWeight, max(budget, 0)+1+len(res.Edges)) {
 				if seen[e] {
 					continue
 				}
@@ -52,7 +67,7 @@ func (f *FSM) Graph(req *GraphRequest) GraphResult {
 				}
 				seen[e] = true
 				taken++
-				ed := t.edges.edge(e)
+				ed := s.edge(e)
 				res.Edges = append(res.Edges, ed)
 				for _, o := range [2]string{ed.A, ed.B} {
 					if !visited[o] {
