@@ -10,14 +10,34 @@ type FSM struct {
 	mu      sync.RWMutex
 	dim     int
 	tenants map[string]*tenant
-	vs      *vecStore // rows on disk (spill.go)
+	// memberOf indexes the rooms by org: the room tenants where the org
+	// has a membership, active or not (memberships are never removed), in
+	// no particular order. It is derived from tenants: kept by applyRoom,
+	// rebuilt by setTenants.
+	memberOf map[string][]*tenant
+	vs       *vecStore // rows on disk (spill.go)
 }
 
 // New returns an empty state machine for vectors of dimension dim. It keeps
 // every row in memory until told otherwise (DiskVectors).
 func New(dim int) *FSM {
 	vs := &vecStore{dim: dim, dir: diskDefault.dir, above: diskDefault.rows}
-	return &FSM{dim: dim, tenants: make(map[string]*tenant), vs: vs}
+	f := &FSM{dim: dim, vs: vs}
+	f.setTenants(make(map[string]*tenant))
+	return f
+}
+
+// setTenants makes tenants the state's and indexes their rooms.
+func (f *FSM) setTenants(tenants map[string]*tenant) {
+	f.tenants = tenants
+	f.memberOf = make(map[string][]*tenant)
+	for _, t := range tenants {
+		if t.room != nil {
+			for org := range t.room.members {
+				f.memberOf[org] = append(f.memberOf[org], t)
+			}
+		}
+	}
 }
 
 // diskDefault is the DiskVectors of every new state: none, but tests run
@@ -90,7 +110,7 @@ func (f *FSM) apply(c any) any {
 	case *ConsolidateCmd:
 		return f.applyConsolidate(c, near)
 	case *ResetCmd:
-		f.tenants = make(map[string]*tenant)
+		f.setTenants(make(map[string]*tenant))
 		f.vs.close()
 		f.vs = f.vs.fresh()
 		return nil

@@ -147,6 +147,7 @@ func (f *FSM) applyRoom(c *RoomCmd) *RoomResult {
 		t.room = &Room{ID: c.RoomID, Name: c.Name, Owner: c.Org, CreatedAt: c.At,
 			members: map[string]*Member{c.Org: {Org: c.Org, Scope: ScopeReadWrite, JoinedAt: c.At}},
 			invites: map[string]*Invite{}}
+		f.memberOf[c.Org] = append(f.memberOf[c.Org], t)
 		return &RoomResult{Room: t.room.copy(), Member: t.room.members[c.Org].copy()}
 	}
 	t := f.tenants[c.RoomID]
@@ -163,7 +164,12 @@ func (f *FSM) applyRoom(c *RoomCmd) *RoomResult {
 		r.invites[c.Code] = inv
 		return &RoomResult{Room: r.copy(), Invite: inv.copy()}
 	case RoomJoin:
-		return r.join(c)
+		_, was := r.members[c.Org]
+		res := r.join(c)
+		if _, is := r.members[c.Org]; is && !was {
+			f.memberOf[c.Org] = append(f.memberOf[c.Org], t)
+		}
+		return res
 	case RoomUpdateMember, RoomRevoke:
 		return r.changeMember(c)
 	case RoomArchive:
@@ -271,10 +277,7 @@ func (f *FSM) RoomsOf(org string, now int64) []RoomView {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	var out []RoomView
-	for _, t := range f.tenants {
-		if t.room == nil {
-			continue
-		}
+	for _, t := range f.memberOf[org] {
 		if m := t.room.members[org]; m != nil && m.Active(now) {
 			out = append(out, RoomView{Room: t.room.copy(), Member: m.copy()})
 		}

@@ -2,6 +2,10 @@ package raftfsm
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sort"
 	"testing"
 )
 
@@ -45,5 +49,105 @@ func TestRoomRejoinNeedsReinvite(t *testing.T) {
 	apply(RoomCmd{Op: RoomArchive, RoomID: room, At: 80})
 	if res := apply(RoomCmd{Op: RoomInvite, RoomID: room, Code: "late", Scope: ScopeRead, MaxUses: 1, ExpiresAt: 1e9, At: 90}); !errors.Is(res.Err, ErrForbidden) {
 		t.Fatalf("invite into an archived room: %+v", res)
+	}
+}
+
+// scanRoomsOf is RoomsOf as it was: a scan of every tenant of the group.
+func scanRoomsOf(f *FSM, org string, now int64) []RoomView {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	var out []RoomView
+	for _, t := range f.tenants {
+		if t.room == nil {
+			continue
+		}
+		if m := t.room.members[org]; m != nil && m.Active(now) {
+			out = append(out, RoomView{Room: t.room.copy(), Member: m.copy()})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Room.CreatedAt != out[j].Room.CreatedAt {
+			return out[i].Room.CreatedAt < out[j].Room.CreatedAt
+		}
+		return out[i].Room.ID < out[j].Room.ID
+	})
+	return out
+}
+
+// TestRoomsOfMatchesScan applies random room commands (creations with
+// equal times, invites, joins and rejoins, revocations, expiries, archives,
+// a reset) and wants every org's rooms at several times to be those of a
+// scan of every tenant, on the state and on one restored from a snapshot
+// taken at a random point and fed the rest of the commands.
+func TestRoomsOfMatchesScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 4))
+	orgs := []string{"org_a", "org_b", "org_c", "org_d", "org_e"}
+	f := New(4)
+	var g *FSM
+	var rooms []string
+	check := func(step int) {
+		for _, fsm := range []*FSM{f, g} {
+			if fsm == nil {
+				continue
+			}
+			for _, org := range append(orgs, "org_none") {
+				for _, now := range []int64{0, int64(step) / 2, int64(step), 1 << 40} {
+					got, want := fsm.RoomsOf(org, now), scanRoomsOf(fsm, org, now)
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("step %d: RoomsOf(%s, %d) = %d rooms, want %d", step, org, now, len(got), len(want))
+					}
+				}
+			}
+		}
+	}
+	for step := range 3000 {
+		var c RoomCmd
+		at := int64(step / 3) // equal creation times
+		room := fmt.Sprintf("room_%03d", rng.IntN(200))
+		if len(rooms) > 0 && rng.IntN(4) != 0 {
+			room = rooms[rng.IntN(len(rooms))]
+		}
+		org := orgs[rng.IntN(len(orgs))]
+		code := fmt.Sprintf("code%d", rng.IntN(5))
+		switch op := RoomOp(1 + rng.IntN(6)); op {
+		case RoomCreate:
+			c = RoomCmd{Op: op, RoomID: room, Name: room, Org: org}
+			rooms = append(rooms, room)
+		case RoomInvite:
+			c = RoomCmd{Op: op, RoomID: room, Code: code, Scope: ScopeRead, MaxUses: 1 + rng.IntN(3), ExpiresAt: at + int64(rng.IntN(500))}
+		case RoomJoin:
+			c = RoomCmd{Op: op, RoomID: room, Code: code, Org: org}
+		case RoomUpdateMember:
+			c = RoomCmd{Op: op, RoomID: room, Org: org, SetExpiry: true, ExpiresAt: at + int64(rng.IntN(500)) - 100}
+		case RoomRevoke:
+			c = RoomCmd{Op: op, RoomID: room, Org: org}
+		case RoomArchive:
+			if rng.IntN(4) != 0 {
+				continue
+			}
+			c = RoomCmd{Op: op, RoomID: room}
+		}
+		c.At = at
+		for _, fsm := range []*FSM{f, g} {
+			if fsm != nil {
+				fsm.Apply(uint64(step), c.Encode())
+			}
+		}
+		if step == 1000 {
+			g = restored(t, snapshotBytes(t, f), f.Dim())
+		}
+		if step == 2000 {
+			for _, fsm := range []*FSM{f, g} {
+				fsm.Apply(uint64(step), []byte{cmdReset})
+			}
+			rooms = nil
+		}
+		if step%97 == 0 {
+			check(step)
+		}
+	}
+	check(3000)
+	if len(f.RoomsOf("org_a", 0)) == 0 {
+		t.Fatal("org_a has no rooms: the test checks nothing")
 	}
 }

@@ -234,7 +234,7 @@ func (f *FSM) Restore(r io.Reader) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.dim = dim
-	f.tenants = tenants
+	f.setTenants(tenants)
 	f.vs.close()
 	f.vs = vs
 	return nil

@@ -1,10 +1,12 @@
 package router
 
 import (
+	"cmp"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 
@@ -126,13 +128,15 @@ func (s *Server) listRooms(c *call) error {
 	return s.ok(c, map[string]any{"rooms": out})
 }
 
+// sortRoomViews orders the rooms gathered from every group by creation,
+// then ID; stable, so equal views keep the order they were gathered in.
 func sortRoomViews(v []raftfsm.RoomView) {
-	for i := 1; i < len(v); i++ {
-		for j := i; j > 0 && (v[j].Room.CreatedAt < v[j-1].Room.CreatedAt ||
-			v[j].Room.CreatedAt == v[j-1].Room.CreatedAt && v[j].Room.ID < v[j-1].Room.ID); j-- {
-			v[j], v[j-1] = v[j-1], v[j]
+	slices.SortStableFunc(v, func(x, y raftfsm.RoomView) int {
+		if c := cmp.Compare(x.Room.CreatedAt, y.Room.CreatedAt); c != 0 {
+			return c
 		}
-	}
+		return strings.Compare(x.Room.ID, y.Room.ID)
+	})
 }
 
 // ownedRoom loads the room of the path for an owner-only route.
