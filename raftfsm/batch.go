@@ -97,7 +97,7 @@ func (f *FSM) writeBatch(t *tenant, items []WriteItem, out []WriteResult, pre *b
 		stored <- a
 		b.stored[i] = a
 		rows = append(rows, row{d, a, it.Vector, b.rowCode(i)})
-		out[i] = WriteResult{Stored: true, AtomID: a.ID, Importance: importance, Reason: "stored", Superseded: []ID{}}
+		out[i] = WriteResult{Stored: true, AtomID: a.ID, Importance: importance, Reason: reasonStoredText, Superseded: []ID{}}
 	}
 	close(stored)
 	b.wg.Wait()

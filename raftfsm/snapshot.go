@@ -273,8 +273,7 @@ func decodeFrom(d *dec, vs *vecStore) (map[string]*tenant, int, error) {
 		}
 		idem := d.count(1)
 		for j := 0; j < idem && d.err == nil; j++ {
-			r := d.idemRecord()
-			t.idem[r.key] = r
+			t.addIdem(d.idemRecord())
 		}
 		t.room = d.room()
 		t.chat = d.chat()

@@ -16,8 +16,10 @@ type tenant struct {
 	feed     []*Atom            // every atom ordered by (CreatedAt, ID)
 	edges    edgeSet
 	idem     map[string]*idemRecord
-	room     *Room      // set when the tenant is a room
-	chat     *chatState // set when the tenant is a chat room (chat.go)
+	// idemExpiry holds idem's records (and ones replaced since) by expiry.
+	idemExpiry idemHeap
+	room       *Room      // set when the tenant is a room
+	chat       *chatState // set when the tenant is a chat room (chat.go)
 	// lastCreated keeps created_at strictly increasing inside the tenant, so
 	// the feed is append-only and a cursor is stable under concurrent writes.
 	lastCreated int64

@@ -128,7 +128,7 @@ func existingRef(t *tenant, it *WriteItem) (WriteResult, bool) {
 		return WriteResult{}, false
 	}
 	return WriteResult{AtomID: a.ID, Importance: a.Importance,
-		Reason: "external_ref exists", Superseded: []ID{}}, true
+		Reason: reasonRefExistsText, Superseded: []ID{}}, true
 }
 
 func (f *FSM) writeOne(t *tenant, g *gate, it *WriteItem, targets []*Atom) WriteResult {
@@ -154,7 +154,7 @@ func (f *FSM) writeOne(t *tenant, g *gate, it *WriteItem, targets []*Atom) Write
 	}
 	t.edges.coactivateWithin(a.Concepts, a.CreatedAt)
 	return WriteResult{Stored: true, AtomID: a.ID, Importance: importance,
-		Reason: "stored", Superseded: superseded}
+		Reason: reasonStoredText, Superseded: superseded}
 }
 
 // gateVerdict turns the nearest live tip (nil when none) and its cosine
@@ -172,7 +172,7 @@ func gateVerdict(near *Atom, cos float32) (importance float64, ok bool) {
 // duplicateResult is the result of an item the gate refuses.
 func duplicateResult(near *Atom) WriteResult {
 	return WriteResult{Importance: 0, Superseded: []ID{},
-		Reason: fmt.Sprintf("duplicate of %s: the embedder cannot tell it apart", near.ID)}
+		Reason: duplicateReason(near.ID)}
 }
 
 // newAtom builds the atom of an item. supersedes lists the validated
@@ -205,9 +205,9 @@ func (f *FSM) writeSecret(t *tenant, it *WriteItem) WriteResult {
 		}
 		a.Sealed = it.Sealed
 		a.Content = it.Content
-		return WriteResult{Stored: true, AtomID: a.ID, Reason: "replaced", Superseded: []ID{}}
+		return WriteResult{Stored: true, AtomID: a.ID, Reason: reasonReplacedText, Superseded: []ID{}}
 	}
 	a := f.newAtom(t, it, 0, nil)
 	t.insert(a, nil)
-	return WriteResult{Stored: true, AtomID: a.ID, Reason: "stored", Superseded: []ID{}}
+	return WriteResult{Stored: true, AtomID: a.ID, Reason: reasonStoredText, Superseded: []ID{}}
 }
