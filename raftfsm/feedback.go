@@ -17,11 +17,6 @@ func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 		return res
 	}
 	outcome := clamp(c.Outcome, -1, 1)
-	touched := make(map[*edgeRec]bool)
-	// One step per concept pair per feedback: edges are undirected, and a
-	// pair named on both sides (music–xylophone and xylophone–music), or
-	// by two of the atoms, was stepped once for each.
-	stepped := make(map[[2]string]bool)
 	// concepts are reinforced with the query's concepts, or, without
 	// query_concepts, with the atoms' concepts and each other (§4.6
 	// "Concepts to reinforce": alone they reinforced nothing).
@@ -29,6 +24,7 @@ func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 	if len(with) == 0 {
 		with = c.Concepts
 	}
+	p := newPairSteps(t, with, outcome, c.At)
 	sum := 0.0
 	seen := make(map[ID]bool, len(c.IDs))
 	for _, id := range c.IDs {
@@ -41,35 +37,64 @@ func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 		t.setValence(a, clamp(a.Valence+float64(valenceRate*(outcome-a.Valence)), -1, 1))
 		res.Updated++
 		sum += a.Valence
-		if len(stepped) < maxFeedbackPairs {
-			stepPairs(t, union(a.Concepts, c.Concepts), with, outcome, c.At, stepped, touched)
-		}
+		// The atom's concepts, then the call's: their union, in order.
+		p.step(a.Concepts)
+		p.step(c.Concepts)
 	}
 	if res.Updated > 0 {
 		res.AvgValence = sum / float64(res.Updated)
 	}
-	res.CoactivationEdges = len(touched)
+	res.CoactivationEdges = len(p.touched)
 	return res
 }
 
-// stepPairs co-activates each concept with each of with, a pair once per
-// call (stepped) and up to maxFeedbackPairs pairs in all, in order.
-func stepPairs(t *tenant, concepts, with []string, outcome float64, at int64, stepped map[[2]string]bool, touched map[*edgeRec]bool) {
-	eta := feedbackEta * abs(outcome)
+// pairSteps co-activates concepts with each of with, a pair once per call
+// (edges are undirected: a pair named on both sides, music–xylophone and
+// xylophone–music, or by two of the atoms, was stepped once for each) and
+// up to maxFeedbackPairs pairs in all, in order.
+type pairSteps struct {
+	t            *tenant
+	with         []string
+	eta, outcome float64
+	at           int64
+	stepped      map[[2]string]bool
+	// done holds the concepts already stepped with every one of with: a
+	// later atom naming one would only find each of its pairs stepped.
+	// Without it every atom checked every pair stepped before it, 500
+	// atoms × 65,280 pairs of the same 256 concepts (2 s of apply).
+	done    map[string]bool
+	touched map[*edgeRec]bool
+}
+
+func newPairSteps(t *tenant, with []string, outcome float64, at int64) *pairSteps {
+	return &pairSteps{t: t, with: with, eta: feedbackEta * abs(outcome), outcome: outcome, at: at,
+		stepped: make(map[[2]string]bool), done: make(map[string]bool), touched: make(map[*edgeRec]bool)}
+}
+
+// step co-activates each of concepts with each of with, in order, until
+// maxFeedbackPairs pairs are stepped.
+func (p *pairSteps) step(concepts []string) {
+	if len(p.stepped) >= maxFeedbackPairs {
+		return
+	}
 	for _, ac := range concepts {
-		for _, qc := range with {
+		if p.done[ac] {
+			continue
+		}
+		for _, qc := range p.with {
 			pair := [2]string{min(ac, qc), max(ac, qc)}
-			if stepped[pair] {
+			if p.stepped[pair] {
 				continue
 			}
-			if len(stepped) == maxFeedbackPairs {
+			if len(p.stepped) == maxFeedbackPairs {
 				return
 			}
-			stepped[pair] = true
-			if e := t.edges.touch(ac, qc, eta, outcome, true, at); e != nil {
-				touched[e] = true
+			p.stepped[pair] = true
+			if e := p.t.edges.touch(ac, qc, p.eta, p.outcome, true, p.at); e != nil {
+				p.touched[e] = true
 			}
 		}
+		p.done[ac] = true
 	}
 }
 
