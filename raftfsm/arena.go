@@ -322,6 +322,22 @@ func (d *domainIndex) remove(a *Atom, dim int) {
 	}
 }
 
+// clear removes every row at once, as removing them one by one would
+// leave the domain (remove), but with no blocks: the state of a domain
+// that only ever had secrets, as a restore rebuilds it. A snapshot holding
+// on to the rows keeps them (the blocks are no longer written; an extent
+// on disk is retired until the snapshot is done, vecFile.release).
+func (d *domainIndex) clear() {
+	for k := range d.blocks {
+		d.blocks[k].free()
+	}
+	for _, a := range d.rows {
+		a.slot = -1
+	}
+	d.vs.counted(-len(d.rows))
+	d.blocks, d.rows, d.heavy, d.shared = nil, nil, nil, false
+}
+
 // setRow overwrites row i with row.
 func (d *domainIndex) setRow(i, dim int, row []float32) {
 	b := &d.blocks[i/arenaRows]

@@ -78,8 +78,6 @@ func (f *FSM) applyDeleteDomain(c *DeleteDomainCmd) *DeleteDomainResult {
 		}
 	}
 	res := &DeleteDomainResult{Deleted: len(victims), SkippedSecrets: d.secrets, LeftHiddenCount: left}
-	for _, a := range victims {
-		t.remove(a, f.dim)
-	}
+	t.removeRows(d)
 	return res
 }

@@ -175,6 +175,67 @@ func (t *tenant) remove(a *Atom, dim int) {
 	}
 }
 
+// removeRows deletes every atom of d's rows, the domain's atoms but its
+// secrets, from every index, leaving the state removing them one by one
+// (remove) leaves: each list they are in loses them in one pass, in order,
+// instead of one shift of the feed and of each of their concepts' postings
+// per atom (a domain of 80k atoms took 1.7 s under the write lock). The
+// domain keeps only its secrets' count (a domain that never had rows), or
+// goes when it has none.
+func (t *tenant) removeRows(d *domainIndex) {
+	if len(d.rows) == 0 {
+		return
+	}
+	// The atoms by address: lists are filtered without reading the atoms
+	// they point at (a cache miss each in a large tenant).
+	set := make(map[*Atom]struct{}, len(d.rows))
+	for _, a := range d.rows {
+		set[a] = struct{}{}
+	}
+	gone := func(a *Atom) bool { _, ok := set[a]; return ok }
+	prints := make(map[string]bool)
+	postings := make(map[string]bool)
+	for _, a := range d.rows {
+		delete(t.atoms, a.ID)
+		if a.ExternalRef != "" && t.extRefs[a.ExternalRef] == a {
+			delete(t.extRefs, a.ExternalRef)
+		}
+		if fp := a.Fingerprint; fp != "" && !prints[fp] {
+			prints[fp] = true
+			t.prints[fp] = keepAtoms(t.prints[fp], gone)
+			if len(t.prints[fp]) == 0 {
+				delete(t.prints, fp)
+			}
+		}
+		for _, c := range a.Concepts {
+			if !postings[c] {
+				postings[c] = true
+				t.postings[c] = keepAtoms(t.postings[c], gone)
+				if len(t.postings[c]) == 0 {
+					delete(t.postings, c)
+				}
+			}
+		}
+	}
+	t.feed = keepAtoms(t.feed, gone)
+	d.clear()
+	if d.empty() {
+		delete(t.domains, d.name)
+	}
+}
+
+// keepAtoms compacts list, in place and in order, to the atoms not gone.
+func keepAtoms(list []*Atom, gone func(*Atom) bool) []*Atom {
+	out := list[:0]
+	for _, a := range list {
+		if !gone(a) {
+			out = append(out, a)
+		}
+	}
+	clear(list[len(out):])
+	return out
+}
+
 func removeAtom(list []*Atom, a *Atom) []*Atom {
 	for i, x := range list {
 		if x == a {
