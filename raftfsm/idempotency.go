@@ -191,10 +191,11 @@ func reasonCode(reason string) (int, ID) {
 			return code, ID{}
 		}
 	}
-	mid, ok := strings.CutPrefix(reason, duplicatePrefix)
-	if mid, ok = strings.CutSuffix(mid, duplicateSuffix); ok {
-		if id, ok := parseCanonicalID(mid); ok {
-			return reasonDuplicate, id
+	if mid, ok := strings.CutPrefix(reason, duplicatePrefix); ok {
+		if mid, ok = strings.CutSuffix(mid, duplicateSuffix); ok {
+			if id, ok := parseCanonicalID(mid); ok {
+				return reasonDuplicate, id
+			}
 		}
 	}
 	return reasonText, ID{}

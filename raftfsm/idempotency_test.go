@@ -301,5 +301,10 @@ func TestDuplicateReason(t *testing.T) {
 		if code, near := reasonCode(want); code != reasonDuplicate || near != id {
 			t.Fatalf("reasonCode(%q) = %d, %v", want, code, near)
 		}
+		// Without the prefix it is some other text, kept as it is.
+		other := strings.TrimPrefix(want, "duplicate of ")
+		if code, _ := reasonCode(other); code != reasonText {
+			t.Fatalf("reasonCode(%q) = %d, want it kept as text", other, code)
+		}
 	}
 }
