@@ -13,7 +13,12 @@ func (id ID) IsZero() bool { return id == ID{} }
 
 // String formats id in the canonical 8-4-4-4-12 form.
 func (id ID) String() string {
-	var b [36]byte
+	b := id.canonical()
+	return string(b[:])
+}
+
+// canonical is id in the 8-4-4-4-12 form.
+func (id ID) canonical() (b [36]byte) {
 	hex.Encode(b[0:8], id[0:4])
 	b[8] = '-'
 	hex.Encode(b[9:13], id[4:6])
@@ -23,7 +28,7 @@ func (id ID) String() string {
 	hex.Encode(b[19:23], id[8:10])
 	b[23] = '-'
 	hex.Encode(b[24:], id[10:])
-	return string(b[:])
+	return b
 }
 
 var errBadID = errors.New("raftfsm: malformed UUID")

@@ -1,7 +1,6 @@
 package raftfsm
 
 import (
-	"encoding/hex"
 	"math"
 	"sort"
 	"strings"
@@ -169,16 +168,7 @@ func duplicateReason(near ID) string {
 
 func appendDuplicateReason(b []byte, near ID) []byte {
 	b = append(b, duplicatePrefix...)
-	var s [36]byte
-	hex.Encode(s[0:8], near[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], near[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], near[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], near[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], near[10:])
+	s := near.canonical()
 	b = append(b, s[:]...)
 	return append(b, duplicateSuffix...)
 }
