@@ -6,10 +6,7 @@ package raftfsm
 // compiled filter must agree with on every input (filter_test.go).
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"strconv"
 	"strings"
 )
 
@@ -18,7 +15,7 @@ func refMatchAll(conds []Condition, metadata []byte) bool {
 		return true
 	}
 	var doc map[string]any
-	if len(metadata) == 0 || refDecodeExact(metadata, &doc) != nil {
+	if len(metadata) == 0 || decodeExact(metadata, &doc) != nil {
 		return false
 	}
 	for _, c := range conds {
@@ -35,7 +32,7 @@ func refMatch(c Condition, doc map[string]any) bool {
 		return false
 	}
 	var want any
-	if refDecodeExact(c.Value, &want) != nil {
+	if decodeExact(c.Value, &want) != nil {
 		return false
 	}
 	switch c.Op {
@@ -82,21 +79,6 @@ func refLookup(doc map[string]any, field string) (any, bool) {
 	return cur, true
 }
 
-// decodeExact decodes JSON keeping each number as written (json.Number):
-// as float64, 9007199254740993 read as its neighbour 9007199254740992 and
-// an eq condition on one matched the other.
-func refDecodeExact(data []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	if d.More() {
-		return errors.New("data after the JSON value")
-	}
-	return nil
-}
-
 // jsonEqual reports whether two decoded JSON values are equal: numbers by
 // their exact value (1, 1.0 and 1e0 are one number), objects key by key.
 func refJSONEqual(a, b any) bool {
@@ -136,42 +118,7 @@ func refNumberEqual(a, b json.Number) bool {
 	if a == b {
 		return true
 	}
-	x, ok1 := refDecimal(string(a))
-	y, ok2 := refDecimal(string(b))
+	x, ok1 := decimal(string(a)) // unchanged: the reference reads numbers as the filter does
+	y, ok2 := decimal(string(b))
 	return ok1 && ok2 && x == y
-}
-
-// refDecimalForm is a JSON number as sign, significant digits and a power of
-// ten: 1.50e1 and 15 are {false, "15", 0}; zero is {false, "", 0}.
-type refDecimalForm struct {
-	neg    bool
-	digits string
-	exp    int64
-}
-
-// decimal reads a JSON number (as the decoder checked it) into its
-// refDecimalForm, in one pass over its text: no arithmetic, so a huge
-// exponent costs nothing.
-func refDecimal(s string) (refDecimalForm, bool) {
-	var f refDecimalForm
-	f.neg = strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	mant, exp, hasExp := strings.Cut(strings.ToLower(s), "e")
-	if hasExp {
-		n, err := strconv.ParseInt(exp, 10, 64)
-		if err != nil || n > 1<<60 || n < -(1<<60) {
-			return f, false
-		}
-		f.exp = n
-	}
-	whole, frac, _ := strings.Cut(mant, ".")
-	digits := strings.TrimLeft(whole+frac, "0")
-	f.exp -= int64(len(frac))
-	trimmed := strings.TrimRight(digits, "0")
-	f.exp += int64(len(digits) - len(trimmed))
-	f.digits = trimmed
-	if f.digits == "" {
-		return refDecimalForm{}, true // -0, 0.0, 0e5: zero
-	}
-	return f, true
 }

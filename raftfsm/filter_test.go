@@ -96,7 +96,7 @@ func TestFilterMatchesReference(t *testing.T) {
 			t.Fatalf("case %d: matchAll = %v, reference %v\nmetadata %q\nconditions %s", i, got, want, meta, showConds(conds))
 		}
 		var doc map[string]any
-		if refDecodeExact(meta, &doc) == nil && doc != nil {
+		if decodeExact(meta, &doc) == nil && doc != nil {
 			decoded++
 		}
 		if want {
@@ -115,7 +115,7 @@ func TestScanMetadataChecksAsDecoder(t *testing.T) {
 	check := func(m []byte) {
 		t.Helper()
 		var doc map[string]any
-		want := refDecodeExact(m, &doc) == nil && doc != nil
+		want := decodeExact(m, &doc) == nil && doc != nil
 		if got := new(scan).scanMetadata(m, nil, nil); got != want {
 			t.Fatalf("scanMetadata(%q) = %v, decoder %v", m, got, want)
 		}
@@ -286,7 +286,7 @@ func (g *jsonGen) condition() Condition {
 // contains an element or a part of the string, each encoded anew.
 func (g *jsonGen) conditionOn(meta []byte, c Condition) Condition {
 	var doc map[string]any
-	if refDecodeExact(meta, &doc) != nil || len(doc) == 0 {
+	if decodeExact(meta, &doc) != nil || len(doc) == 0 {
 		return c
 	}
 	var path []string
@@ -339,7 +339,7 @@ func TestScanStrings(t *testing.T) {
 				body := strings.Repeat("a", at) + sp + strings.Repeat("b", n-at)
 				for _, m := range []string{`{"k":"` + body + `"}`, `{"` + body + `":1}`, `{"k":"` + body} {
 					var doc map[string]any
-					want := refDecodeExact([]byte(m), &doc) == nil && doc != nil
+					want := decodeExact([]byte(m), &doc) == nil && doc != nil
 					if got := new(scan).scanMetadata([]byte(m), nil, nil); got != want {
 						t.Fatalf("scanMetadata(%q) = %v, decoder %v", m, got, want)
 					}

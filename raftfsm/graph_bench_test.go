@@ -35,50 +35,8 @@ func BenchmarkGraphHub(b *testing.B) {
 		})
 		b.Run(name+"/fullsort", func(b *testing.B) {
 			for b.Loop() {
-				fullSortWalk(&s, req)
+				fullSortWalk(req, func(c string, min float64) []*edgeRec { return s.neighbours(c, min, 0) }, s.edge)
 			}
 		})
 	}
-}
-
-// fullSortWalk is walk before neighbours was given the walk's budget.
-func fullSortWalk(s *edgeSet, req *GraphRequest) GraphResult {
-	res := GraphResult{Edges: []Edge{}}
-	seen := make(map[*edgeRec]bool)
-	visited := make(map[string]bool)
-	var frontier []string
-	for _, c := range req.Seeds {
-		if !visited[c] {
-			visited[c] = true
-			frontier = append(frontier, c)
-		}
-	}
-	for hop := 0; hop < req.Depth && len(frontier) > 0; hop++ {
-		var next []string
-		taken := 0
-	walk:
-		for _, c := range frontier {
-			for _, e := range s.neighbours(c, req.MinWeight, 0) {
-				if seen[e] {
-					continue
-				}
-				if taken == HopRowCap || len(res.Edges) == req.Limit {
-					res.Truncated = true
-					break walk
-				}
-				seen[e] = true
-				taken++
-				ed := s.edge(e)
-				res.Edges = append(res.Edges, ed)
-				for _, o := range [2]string{ed.A, ed.B} {
-					if !visited[o] {
-						visited[o] = true
-						next = append(next, o)
-					}
-				}
-			}
-		}
-		frontier = next
-	}
-	return res
 }

@@ -7,11 +7,13 @@ import (
 	"testing"
 )
 
-// refWalk is Graph as it was, over the reference edges: every concept's
-// whole adjacency sorted, then walked.
-func refWalk(ref *refEdges, req *GraphRequest) GraphResult {
+// fullSortWalk is Graph as it was: each frontier concept's whole
+// adjacency sorted (neighbours with no limit), then walked. E is how the
+// edges come: the reference's Edge values, or the state's records.
+func fullSortWalk[E comparable](req *GraphRequest, neighbours func(c string, min float64) []E,
+	edge func(E) Edge) GraphResult {
 	res := GraphResult{Edges: []Edge{}}
-	seen := make(map[[2]string]bool)
+	seen := make(map[E]bool)
 	visited := make(map[string]bool)
 	var frontier []string
 	for _, c := range req.Seeds {
@@ -25,18 +27,19 @@ func refWalk(ref *refEdges, req *GraphRequest) GraphResult {
 		taken := 0
 	walk:
 		for _, c := range frontier {
-			for _, e := range ref.neighbours(c, req.MinWeight, 0) {
-				if seen[[2]string{e.A, e.B}] {
+			for _, e := range neighbours(c, req.MinWeight) {
+				if seen[e] {
 					continue
 				}
 				if taken == HopRowCap || len(res.Edges) == req.Limit {
 					res.Truncated = true
 					break walk
 				}
-				seen[[2]string{e.A, e.B}] = true
+				seen[e] = true
 				taken++
-				res.Edges = append(res.Edges, e)
-				for _, o := range [2]string{e.A, e.B} {
+				ed := edge(e)
+				res.Edges = append(res.Edges, ed)
+				for _, o := range [2]string{ed.A, ed.B} {
 					if !visited[o] {
 						visited[o] = true
 						next = append(next, o)
@@ -47,6 +50,12 @@ func refWalk(ref *refEdges, req *GraphRequest) GraphResult {
 		frontier = next
 	}
 	return res
+}
+
+// refWalk is fullSortWalk over the reference edges.
+func refWalk(ref *refEdges, req *GraphRequest) GraphResult {
+	return fullSortWalk(req, func(c string, min float64) []Edge { return ref.neighbours(c, min, 0) },
+		func(e Edge) Edge { return e })
 }
 
 // TestGraphMatchesFullSort walks random graphs with hubs of far more than
