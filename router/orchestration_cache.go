@@ -27,6 +27,7 @@ type replyCache struct {
 	perOrg   int
 	maxBytes int
 	bytes    int
+	stored   uint64 // entries stored so far: the next entry's seq
 	entries  map[replyKey]*replyEntry
 	order    *list.List            // stored entries, oldest first
 	orgs     map[string]*list.List // stored entries of each account, oldest first
@@ -43,6 +44,7 @@ type replyEntry struct {
 	body    []byte      // nil until stored; stays nil when the render failed
 	shown   []shownAtom // the memories body shows, set by the owner before finish
 	expires time.Time
+	seq     uint64        // order of storing: replies stored in one clock tick still have an oldest
 	elem    *list.Element // in order
 	orgElem *list.Element // in orgs[key.org]
 }
@@ -91,7 +93,8 @@ func (rc *replyCache) finish(e *replyEntry, body []byte, now time.Time) {
 		delete(rc.entries, e.key)
 		return
 	}
-	e.body, e.expires = body, now.Add(rc.ttl)
+	e.body, e.expires, e.seq = body, now.Add(rc.ttl), rc.stored
+	rc.stored++
 	e.elem = rc.order.PushBack(e)
 	l := rc.orgs[e.key.org]
 	if l == nil {
@@ -110,13 +113,14 @@ func (rc *replyCache) finish(e *replyEntry, body []byte, now time.Time) {
 }
 
 // heaviest returns the stored entries of the account holding the most
-// bytes; of accounts holding as many, the one whose oldest entry is oldest.
+// bytes; of accounts holding as many, the one whose oldest entry was
+// stored first (by seq: map order or equal clock readings must not decide).
 func (rc *replyCache) heaviest() *list.List {
 	var top *list.List
 	most := -1
 	for org, n := range rc.orgBytes {
 		l := rc.orgs[org]
-		if n > most || n == most && l.Front().Value.(*replyEntry).expires.Before(top.Front().Value.(*replyEntry).expires) {
+		if n > most || n == most && l.Front().Value.(*replyEntry).seq < top.Front().Value.(*replyEntry).seq {
 			top, most = l, n
 		}
 	}
