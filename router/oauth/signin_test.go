@@ -2,10 +2,12 @@ package oauth
 
 import (
 	"context"
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -198,6 +200,18 @@ func TestStandalonePages(t *testing.T) {
 	}
 }
 
+// roleRuns counts runs of TestSessionRoleBoundsScopes.
+var roleRuns atomic.Int64
+
+// roleUsers names the member and the owner one run of
+// TestSessionRoleBoundsScopes creates. The meta state is shared by every
+// test and every run (-count=2), and creating a user who exists fails, so
+// each run's names are its own.
+func roleUsers() (member, owner string) {
+	n := roleRuns.Add(1)
+	return fmt.Sprintf("usr_mem%d", n), fmt.Sprintf("usr_own%d", n)
+}
+
 // TestSessionRoleBoundsScopes: a workspace member looks and does not
 // change (README, "Console"), so a member's consent grants no
 // memory:write; an owner's token loses it when the owner is made a member,
@@ -215,8 +229,9 @@ func TestSessionRoleBoundsScopes(t *testing.T) {
 			t.Fatalf("create %s: %v", id, res)
 		}
 	}
-	newUser("usr_mem", cluster.ConsoleRoleMember)
-	newUser("usr_own", cluster.ConsoleRoleOwner)
+	mem, own := roleUsers()
+	newUser(mem, cluster.ConsoleRoleMember)
+	newUser(own, cluster.ConsoleRoleOwner)
 	c := e.publicClient()
 	params := e.authParams(c, "memory:read memory:write")
 	token := func(user string) (string, string) {
@@ -239,23 +254,23 @@ func TestSessionRoleBoundsScopes(t *testing.T) {
 		return strings.Join(g.Scopes, " ")
 	}
 
-	e.cookie = "org_test|usr_mem"
+	e.cookie = "org_test|" + mem
 	if _, _, _, body := e.get("/oauth/authorize?" + params.Encode()); strings.Contains(body, "(memory:write)") {
 		t.Errorf("a member's consent page offers memory:write:\n%s", body)
 	}
-	access, scope := token("usr_mem")
+	access, scope := token(mem)
 	if scope != "memory:read" || scopes(access) != "memory:read" {
 		t.Errorf("member's token: scope %q, verified %q", scope, scopes(access))
 	}
 
-	access, scope = token("usr_own")
+	access, scope = token(own)
 	if scope != "memory:read memory:write" || scopes(access) != "memory:read memory:write" {
 		t.Fatalf("owner's token: scope %q, verified %q", scope, scopes(access))
 	}
 	set := func(role string) {
 		t.Helper()
 		if res, _ := b.ProposeMeta(context.Background(), cluster.EncodeConsoleSetRole(cluster.ConsoleSetRole{
-			UserID: "usr_own", OrgID: "org_test", Role: role, Now: time.Now()})); res != nil {
+			UserID: own, OrgID: "org_test", Role: role, Now: time.Now()})); res != nil {
 			if err, ok := res.(error); ok {
 				t.Fatalf("set role %q: %v", role, err)
 			}
