@@ -18,7 +18,7 @@ func newHCLogger(log *slog.Logger) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
 		Name:        "raft",
 		Level:       hclog.Warn,
-		Output:      hclogWriter{log: log},
+		Output:      hclogWriter{log: log, lines: peerLines},
 		DisableTime: true,
 	})
 }
@@ -26,7 +26,8 @@ func newHCLogger(log *slog.Logger) hclog.Logger {
 // hclogWriter turns each line hclog writes ("[WARN]  raft: msg: k=v") into
 // one slog record of the matching level.
 type hclogWriter struct {
-	log *slog.Logger
+	log   *slog.Logger
+	lines *lineThrottle // the repeated lines let through: peerLines, shared by every group
 }
 
 var hclogLevels = []struct {
@@ -54,7 +55,7 @@ func (w hclogWriter) Write(p []byte) (int, error) {
 	}
 	key, repeats := peerFailure(line)
 	if repeats {
-		ok, left := peerLines.allow(key, time.Now())
+		ok, left := w.lines.allow(key, time.Now())
 		if !ok {
 			return len(p), nil
 		}
