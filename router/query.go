@@ -62,6 +62,10 @@ func (s *Server) readBatch(c *call) error {
 		res.SearchTimeMs = msSince(start)
 		out.Results[i] = res
 	}
+	if resultsSize(out.Results) > streamResultsAbove {
+		streamResults(c, s.log, out.Results)
+		return nil
+	}
 	return s.ok(c, out)
 }
 

@@ -1,7 +1,9 @@
 package relay
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -69,5 +71,35 @@ func TestForwardErrors(t *testing.T) {
 	}
 	if got := string(Serve([]byte("not http"), nil, nil)); !strings.HasPrefix(got, "HTTP/1.1 400") {
 		t.Fatalf("Serve of garbage: %q", got)
+	}
+}
+
+// A streamed answer (read-batch streams large replies) crosses the relay
+// whole: Serve writes it chunked and Exchange reads it back.
+func TestForwardStreamedAnswer(t *testing.T) {
+	part := strings.Repeat("abcdefgh", 100_000)
+	h := func(ctx *fasthttp.RequestCtx) {
+		ctx.SetStatusCode(200)
+		ctx.SetBodyStreamWriter(func(w *bufio.Writer) {
+			for i := range 5 {
+				fmt.Fprintf(w, "%d:%s;", i, part)
+				_ = w.Flush()
+			}
+		})
+	}
+	var in fasthttp.RequestCtx
+	in.Init(&fasthttp.Request{}, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 9)}, nil)
+	in.Request.Header.SetMethod("POST")
+	in.Request.SetRequestURI("http://node-a/api/v1/memory/read-batch")
+	err := Forward(&in, func(*fasthttp.Request) {}, func(raw []byte) ([]byte, error) { return Serve(raw, h, nil), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for i := range 5 {
+		fmt.Fprintf(&want, "%d:%s;", i, part)
+	}
+	if got := string(in.Response.Body()); in.Response.StatusCode() != 200 || got != want.String() {
+		t.Fatalf("answer %d, %d bytes, want 200, %d bytes", in.Response.StatusCode(), len(got), want.Len())
 	}
 }
