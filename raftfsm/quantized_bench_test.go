@@ -236,5 +236,25 @@ func BenchmarkGate(b *testing.B) {
 				i++
 			}
 		})
+		if domains == 1 {
+			continue
+		}
+		// As a batch over every domain gates them: each gate in another
+		// domain than the last, its codes and vectors not in the caches.
+		doms := make([]*domainIndex, domains)
+		for j := range doms {
+			doms[j] = f.tenants["org"].domains[benchDomain(j*100_000/domains, 100_000, domains)]
+		}
+		b.Run(fmt.Sprintf("rows=%dx%d", len(d.rows), domains), func(b *testing.B) {
+			g := getGate(f.dim)
+			defer putGate(g)
+			i := 0
+			for b.Loop() {
+				if near, _ := g.nearest(doms[i%domains], vecs[i%len(vecs)], nil, false); near == nil {
+					b.Fatal("no nearest row")
+				}
+				i++
+			}
+		})
 	}
 }
