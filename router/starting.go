@@ -11,6 +11,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/hebbdb/hebb/router/linger"
 	"github.com/hebbdb/hebb/router/ratelimit"
 )
 
@@ -47,18 +48,24 @@ func ServeStarting(ln net.Listener, st Starting) (handoff func()) {
 	}
 	s := &Server{log: log}
 	hl := &handoffListener{Listener: ln}
+	// The real server's limits and error answers: a body over the cap gets
+	// its JSON 413 (not fasthttp's plain-text one at its default 4 MiB), a
+	// request with a cookie-laden header its JSON 400.
 	srv := &fasthttp.Server{
 		Handler:               s.starting(st),
+		MaxRequestBodySize:    MaxBodySize,
+		ReadBufferSize:        readBufferSize,
 		ReadTimeout:           10 * time.Second,
 		WriteTimeout:          10 * time.Second,
 		NoDefaultServerHeader: true,
+		ErrorHandler:          s.transportError,
 		Logger:                ratelimit.ConnErrors(log.Handler()),
 		Name:                  "hebb",
 	}
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		_ = srv.Serve(hl)
+		_ = srv.Serve(&linger.Listener{Listener: hl, MaxBytes: 2 * MaxBodySize, MaxTime: linger.Time})
 	}()
 	return sync.OnceFunc(func() {
 		hl.stopping.Store(true)

@@ -1,10 +1,12 @@
 package router
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/valyala/fasthttp"
@@ -100,5 +102,50 @@ func TestServeStartingNoReady(t *testing.T) {
 		if res.StatusCode != want || path == "/health" && m["version"] != "2.0.0" {
 			t.Errorf("GET %s: %d %v, want %d", path, res.StatusCode, m, want)
 		}
+	}
+}
+
+// While starting, a body over the cap and an oversized header get the real
+// server's JSON answers (the stand-in answered fasthttp's plain text, and
+// refused bodies over 4 MiB the real server takes).
+func TestServeStartingLimits(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	handoff := ServeStarting(ln, Starting{Version: Version, Ready: true})
+	defer handoff()
+	post := func(body []byte, cookie string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/api/v1/memory/write", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		if cookie != "" {
+			req.Header.Set("Cookie", cookie)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		raw, _ := io.ReadAll(res.Body)
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			t.Fatalf("%d %q is not JSON", res.StatusCode, raw)
+		}
+		return res.StatusCode, m
+	}
+	if st, m := post(bytes.Repeat([]byte{' '}, 5<<20), ""); st != 503 {
+		t.Errorf("5 MiB body while starting: %d %v, want 503 (the cap is %d)", st, m, MaxBodySize)
+	}
+	if st, m := post(bytes.Repeat([]byte{' '}, MaxBodySize+1), ""); st != 413 || m["code"] != codeValidation ||
+		m["message"] != "Request body exceeds 16 MiB" {
+		t.Errorf("body over the cap while starting: %d %v", st, m)
+	}
+	if st, m := post([]byte("{}"), "a="+strings.Repeat("x", 8<<10)); st != 503 {
+		t.Errorf("8 KiB cookie while starting: %d %v, want 503", st, m)
+	}
+	if st, m := post([]byte("{}"), "a="+strings.Repeat("x", 20<<10)); st != 400 || m["code"] != codeValidation {
+		t.Errorf("20 KiB cookie while starting: %d %v, want the JSON 400", st, m)
 	}
 }
