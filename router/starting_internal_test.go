@@ -27,17 +27,7 @@ func TestServeStarting(t *testing.T) {
 	get := func(method, path string) (int, http.Header, map[string]any) {
 		t.Helper()
 		req, _ := http.NewRequest(method, base+path, nil)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		raw, _ := io.ReadAll(res.Body)
-		var m map[string]any
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatalf("%s %s: %q is not JSON", method, path, raw)
-		}
-		return res.StatusCode, res.Header, m
+		return doJSON(t, req)
 	}
 	for _, p := range []string{"/health", "/api/v1/health"} {
 		if st, _, m := get("GET", p); st != 200 || m["status"] != "ok" || m["version"] != Version {
@@ -123,17 +113,8 @@ func TestServeStartingLimits(t *testing.T) {
 		if cookie != "" {
 			req.Header.Set("Cookie", cookie)
 		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		raw, _ := io.ReadAll(res.Body)
-		var m map[string]any
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatalf("%d %q is not JSON", res.StatusCode, raw)
-		}
-		return res.StatusCode, m
+		st, _, m := doJSON(t, req)
+		return st, m
 	}
 	if st, m := post(bytes.Repeat([]byte{' '}, 5<<20), ""); st != 503 {
 		t.Errorf("5 MiB body while starting: %d %v, want 503 (the cap is %d)", st, m, MaxBodySize)
@@ -148,4 +129,20 @@ func TestServeStartingLimits(t *testing.T) {
 	if st, m := post([]byte("{}"), "a="+strings.Repeat("x", 20<<10)); st != 400 || m["code"] != codeValidation {
 		t.Errorf("20 KiB cookie while starting: %d %v, want the JSON 400", st, m)
 	}
+}
+
+// doJSON sends req and decodes its answer, which must be a JSON object.
+func doJSON(t *testing.T, req *http.Request) (int, http.Header, map[string]any) {
+	t.Helper()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s %s: %d %q is not JSON", req.Method, req.URL.Path, res.StatusCode, raw)
+	}
+	return res.StatusCode, res.Header, m
 }
