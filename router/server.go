@@ -313,7 +313,7 @@ func (s *Server) writeError(c *call, e *apiError) {
 // reply encodes v as the JSON body with the given status.
 func (s *Server) reply(c *call, status int, v any) {
 	c.ctx.SetContentType("application/json")
-	err := encodeReply(v, c.ctx.SetBody)
+	err := encodeReplyOwned(v, c.ctx.SetBody, c.ctx.Response.SetBodyRaw)
 	if err != nil {
 		s.log.Error("cannot encode response", "err", err)
 		status = 500
