@@ -283,6 +283,10 @@ func (c *Cluster) startDataGroups(ctx, wait context.Context) error {
 		launched = g
 		wg.Go(func() {
 			defer func() { <-slots }()
+			// A stop ends the restore too, not only the launching: one
+			// group's snapshot of a million atoms takes ~30 s to restore.
+			c.fsms[g].StopRestoresOn(ctx.Done())
+			defer c.fsms[g].StopRestoresOn(nil)
 			c.groups[g], errs[g] = c.node.StartGroup(c.groupConfig(uint32(g)), c.fsms[g])
 		})
 	}

@@ -12,7 +12,10 @@ var (
 	ErrConflict  = errors.New("raftfsm: conflict")
 	ErrForbidden = errors.New("raftfsm: forbidden")
 	ErrSnapshot  = errors.New("raftfsm: bad snapshot")
-	ErrLimit     = errors.New("raftfsm: atom limit reached")
+	// ErrRestoreStopped ends a restore whose stop signal closed
+	// (FSM.StopRestoresOn): the state is left as it was.
+	ErrRestoreStopped = errors.New("raftfsm: restore stopped: the node is stopping")
+	ErrLimit          = errors.New("raftfsm: atom limit reached")
 	// ErrSecretTarget is the conflict of a supersede naming a secret: its
 	// Target is the secret, not a successor.
 	ErrSecretTarget = fmt.Errorf("%w: the target is a secret", ErrConflict)

@@ -2,6 +2,7 @@ package raftfsm
 
 import (
 	"sync"
+	"sync/atomic"
 )
 
 // FSM is the state machine of one data group. Apply and Restore take the
@@ -16,6 +17,8 @@ type FSM struct {
 	// rebuilt by setTenants.
 	memberOf map[string][]*tenant
 	vs       *vecStore // rows on disk (spill.go)
+	// restoreStop, when set, ends a Restore in progress (StopRestoresOn).
+	restoreStop atomic.Pointer[stopSignal]
 }
 
 // New returns an empty state machine for vectors of dimension dim. It keeps

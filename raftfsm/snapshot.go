@@ -2,6 +2,7 @@ package raftfsm
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -212,9 +213,16 @@ func (fr *frozen) encode(out func(chunk []byte)) {
 // (a Size() int64 method, as the shard's snapshot store does) the snapshot
 // is decoded as it is read; otherwise it is read whole first.
 func (f *FSM) Restore(r io.Reader) error {
+	var size int64
+	if s, ok := r.(interface{ Size() int64 }); ok {
+		size = s.Size()
+	}
+	if stop := f.restoreStop.Load(); stop != nil {
+		r = stoppableReader{r: r, done: stop.done}
+	}
 	var d *dec
-	if s, ok := r.(interface{ Size() int64 }); ok && s.Size() > 0 {
-		d = streamDec(r, s.Size(), windowBytes)
+	if size > 0 {
+		d = streamDec(r, size, windowBytes)
 	} else {
 		b, err := io.ReadAll(r) // not the shard's restore: small snapshots
 		if err != nil {
@@ -229,6 +237,9 @@ func (f *FSM) Restore(r io.Reader) error {
 	}
 	if err != nil {
 		vs.close()
+		if errors.Is(err, ErrRestoreStopped) {
+			return ErrRestoreStopped // not a bad snapshot
+		}
 		return err
 	}
 	f.mu.Lock()

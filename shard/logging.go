@@ -50,7 +50,7 @@ func (w hclogWriter) Write(p []byte) (int, error) {
 			break
 		}
 	}
-	if level == slog.LevelWarn && firstElection(line) {
+	if level == slog.LevelWarn && firstElection(line) || level == slog.LevelError && stoppedRestore(line) {
 		level = slog.LevelInfo
 	}
 	key, repeats := peerFailure(line)
@@ -65,6 +65,14 @@ func (w hclogWriter) Write(p []byte) (int, error) {
 	}
 	w.log.Log(context.Background(), level, line)
 	return len(p), nil
+}
+
+// stoppedRestore reports whether line is raft's failure to restore a
+// snapshot because the node is stopping (the state machine's
+// ErrRestoreStopped, raftfsm): a stop during a start, not a fault.
+func stoppedRestore(line string) bool {
+	return strings.HasPrefix(line, "raft: failed to restore snapshot") &&
+		strings.Contains(line, "restore stopped: the node is stopping")
 }
 
 // Raft's lines about a peer it cannot reach repeat for every group at every

@@ -20,6 +20,8 @@ func TestHCLogLevels(t *testing.T) {
 		{"[WARN]  raft: heartbeat timeout reached, starting election: last-leader-addr=127.0.0.1:7000 last-leader-id=node-b", "WARN"},
 		{"[WARN]  raft: failed to contact: server-id=node-b time=2.5s", "WARN"},
 		{"[ERROR] raft: failed to appendEntries to: peer=node-levels-test", "ERROR"},
+		{`[ERROR] raft: failed to restore snapshot: id=2-4058-1 last-index=4058 error="cannot restore state machine: raftfsm: restore stopped: the node is stopping"`, "INFO"},
+		{`[ERROR] raft: failed to restore snapshot: id=2-4058-1 last-index=4058 error="cannot restore state machine: raftfsm: bad snapshot: trailing bytes"`, "ERROR"},
 	} {
 		var buf bytes.Buffer
 		w := hclogWriter{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), lines: lines}
