@@ -419,3 +419,15 @@ func withoutRequestID(r resp) map[string]any {
 	}
 	return m
 }
+
+// clearOfMidnight waits out the last minute of a UTC day: daily query
+// quotas start afresh at midnight, so a test that counts a day's queries
+// and crossed it would see its count reset.
+func clearOfMidnight(t *testing.T) {
+	t.Helper()
+	now := time.Now().UTC()
+	if left := now.Truncate(24 * time.Hour).Add(24 * time.Hour).Sub(now); left < time.Minute {
+		t.Logf("waiting %v for UTC midnight to pass", left)
+		time.Sleep(left + time.Second)
+	}
+}

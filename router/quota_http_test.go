@@ -13,6 +13,7 @@ import (
 
 func TestQuotaHTTP(t *testing.T) {
 	t.Parallel()
+	clearOfMidnight(t)
 	ts := newTestServer(t, withPlan(cluster.Plan{DailyQueryQuota: 3}), withReset())
 	_, key := ts.newOrg("quota")
 	memWrite(t, ts, key, "Quota subject: the build farm has twelve runners", map[string]any{"concepts": []string{"build", "runner"}})

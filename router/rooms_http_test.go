@@ -535,6 +535,7 @@ func TestRoomMembershipHTTP(t *testing.T) {
 // owner, and only answers below 400 count (interface §5 item 8).
 func TestRoomQuotaHTTP(t *testing.T) {
 	t.Parallel()
+	clearOfMidnight(t)
 	const quota = 3
 	f := newRoomFixture(t, withPlan(cluster.Plan{DailyQueryQuota: quota}))
 	ts := f.ts
