@@ -147,18 +147,28 @@ func (s *scan) object(i, depth int, top bool) int {
 				s.found()[t] = span{v, i}
 			}
 		}
-		if i = skipSpace(m, i); i >= len(m) {
-			return -1
-		}
-		switch m[i] {
-		case '}':
-			return i + 1
-		case ',':
-			i = skipSpace(m, i+1)
-		default:
-			return -1
+		var done bool
+		if i, done = s.after(i, '}'); done {
+			return i
 		}
 	}
+}
+
+// after reads what follows a member or an element ending at i: the
+// container's closing byte (its end, done) or a comma (the next one's
+// start, not done); anything else is -1, done.
+func (s *scan) after(i int, closing byte) (int, bool) {
+	m := s.m
+	if i = skipSpace(m, i); i >= len(m) {
+		return -1, true
+	}
+	switch m[i] {
+	case closing:
+		return i + 1, true
+	case ',':
+		return skipSpace(m, i+1), false
+	}
+	return -1, true
 }
 
 // keyIndex returns the place in s.keys of the quoted key q; -1 if none.
@@ -194,16 +204,9 @@ func (s *scan) array(i, depth int) int {
 		if i = s.value(i, depth); i < 0 {
 			return -1
 		}
-		if i = skipSpace(m, i); i >= len(m) {
-			return -1
-		}
-		switch m[i] {
-		case ']':
-			return i + 1
-		case ',':
-			i = skipSpace(m, i+1)
-		default:
-			return -1
+		var done bool
+		if i, done = s.after(i, ']'); done {
+			return i
 		}
 	}
 }
