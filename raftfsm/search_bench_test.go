@@ -2,7 +2,7 @@ package raftfsm
 
 import (
 	"context"
-	"fmt"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -13,7 +13,8 @@ import (
 
 // BenchmarkReadPipeline is a whole read as the router asks for it (top 10,
 // query concepts, associations on) in a tenant of 100k atoms of hebb
-// bench's texts with their within-atom edges, over 10 domains:
+// bench's texts with their within-atom edges, over 10 domains, unfiltered
+// and with a metadata filter no atom satisfies:
 //
 //	go test -run '^$' -bench ReadPipeline -benchtime 300x ./raftfsm/
 func BenchmarkReadPipeline(b *testing.B) {
@@ -26,15 +27,29 @@ func BenchmarkReadPipeline(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, assoc := range []bool{false, true} {
-		b.Run(fmt.Sprintf("associations=%v", assoc), func(b *testing.B) {
+	// A metadata filter no atom satisfies, at the default min_relevance
+	// and at 0 (no floor: every row's weight is asked).
+	none := []Condition{{"project", "eq", []byte(`"none"`)}}
+	cases := []struct {
+		name   string
+		assoc  bool
+		filter []Condition
+		minRel float64
+	}{
+		{"associations=false", false, nil, 0.3},
+		{"associations=true", true, nil, 0.3},
+		{"filter=none", true, none, 0.3},
+		{"filter=none/min_relevance=0", true, none, math.Inf(-1)},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
 			var lat []time.Duration
 			i := 0
 			for b.Loop() {
 				q := i % len(queries)
 				start := time.Now()
 				f.Read(&ReadRequest{Tenant: "org", Vector: vecs[q], Concepts: embedder.Concepts(queries[q], 16),
-					TopK: 10, MinRelevance: 0.3, IncludeAssociations: assoc})
+					TopK: 10, MinRelevance: c.minRel, IncludeAssociations: c.assoc, Filter: c.filter})
 				lat = append(lat, time.Since(start))
 				i++
 			}

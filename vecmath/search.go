@@ -326,13 +326,18 @@ func (s *Searcher) scanCodes(c *Codes, from, n int, ub, bmax []float32, raw []ui
 // seed refines the seedRows rows of largest stage-1 upper bound with their
 // int4 codes, evaluates the best of those exactly until K are eligible, and
 // returns the K-th best score found: a threshold every returned row must
-// reach (-Inf when fewer than K rows are eligible; then every row was
-// evaluated). Refined rows stay listed for admit.
+// reach (-Inf when fewer than K rows are eligible; then every row whose
+// bounds reach the floor was evaluated). Refined rows stay listed for admit.
 //
 // The seeds go by upper bound, not by estimate, so that the scan stores one
 // float a row instead of two (at a million rows its stores were a tenth of
 // the scan's time); they are a few more rows with wide bounds, and the
 // threshold comes out about as tight (1% more rows refined).
+//
+// Rows whose bounds cannot reach the floor are neither evaluated nor
+// refined in the later rounds: a search whose weights reject most rows (a
+// metadata filter matching few atoms) would otherwise weigh and evaluate
+// every row of the segments, in rounds that each rank all their bounds.
 func (s *Searcher) seed() float32 {
 	// The p largest bounds lie in the p blocks of largest maximum (a block
 	// holding one has a maximum at least the p-th largest bound), and the
@@ -352,17 +357,24 @@ func (s *Searcher) seed() float32 {
 			}
 		}
 	}
-	eligible := 0
-	for ; ; p *= 4 {
+	t, th := s.bounds(s.opt.Floor)
+	eligible, last := 0, false
+	for round := 0; ; round, p = round+1, p*4 {
 		slices.Sort(s.list)
 		s.refineListed()
-		// Evaluate the refined rows by int4 estimate, best first.
 		// Evaluate the best few by int4 estimate (a few more than K tighten
 		// the threshold), then, while fewer than K are eligible, the rest.
+		// The first round evaluates them whatever the floor: K eligible
+		// rows, below it or not, end the rounds, as they do at once when
+		// every row is eligible.
 		for _, m := range []int{s.opt.K + max(s.opt.K, 4), len(s.e4)} {
-			s.order = TopK(s.e4, m, s.order[:0])
+			ranked := s.byEstimate(m)
 			for _, i := range s.order {
-				if s.u4[i] == s.u4[i] && s.evalListed(i) {
+				if !ranked && eligible >= s.opt.K {
+					break
+				}
+				u := s.u4[i]
+				if u == u && (round == 0 || s.reaches(s.segs[i], s.rows[i], u, t, th)) && s.evalListed(i) {
 					eligible++
 				}
 			}
@@ -370,20 +382,90 @@ func (s *Searcher) seed() float32 {
 				break
 			}
 		}
-		if eligible >= s.opt.K || !s.hasRows() {
+		if eligible >= s.opt.K || last || !s.hasRows() {
 			break
 		}
-		// Too few eligible rows (every refined one was evaluated): refine
-		// the next best rows by upper bound.
-		s.list = s.list[:0]
-		for _, g := range TopK(s.ub, 4*p, s.top[:0]) {
-			s.list = append(s.list, int32(g))
-		}
+		// Too few eligible rows (every refined one that can reach the
+		// floor was evaluated): refine the next best rows by upper bound.
+		last = s.nextSeeds(4*p, t, th)
 	}
 	if eligible < s.opt.K {
 		return float32(math.Inf(-1))
 	}
 	return s.kth()
+}
+
+// rankAtMost is the most refined rows seed orders by estimate: past it,
+// ranking them costs more than evaluating them in row order, and any K
+// eligible rows give a threshold (a lower one, pruning less).
+const rankAtMost = 4096
+
+// byEstimate sets order to the m listed rows of best int4 estimate, best
+// first, or, when that would be more than rankAtMost of them and all, to
+// every listed row in list (row) order; it reports whether it ranked.
+func (s *Searcher) byEstimate(m int) bool {
+	if m < len(s.e4) || m <= rankAtMost {
+		s.order = TopK(s.e4, m, s.order[:0])
+		return true
+	}
+	s.order = s.order[:0]
+	for i := range s.e4 {
+		s.order = append(s.order, i)
+	}
+	return false
+}
+
+// nextSeeds lists the unhandled rows among the n of largest stage-1 upper
+// bound that can reach the floor (bounds t and th, see bounds), and marks
+// the others handled. It reports whether no row left unlisted can reach
+// it: one of the n lay below th, or they were all the rows left. Past
+// rankAtMost rows or an eighth of them it lists every row left that can
+// reach the floor, in row order: ranking that many bounds costs more than
+// the order saves (few rows are eligible by then).
+func (s *Searcher) nextSeeds(n int, t, th float32) (last bool) {
+	s.list = s.list[:0]
+	if n > rankAtMost || n >= len(s.ub)/8 {
+		return s.restSeeds(t, th)
+	}
+	s.top = TopK(s.ub, n, s.top[:0])
+	nan := float32(math.NaN())
+	for _, g := range s.top {
+		u := s.ub[g]
+		if !(u >= th) {
+			last = true
+		}
+		if seg := s.segOf(g); s.reaches(int32(seg), int32(g-s.off[seg]), u, t, th) {
+			s.list = append(s.list, int32(g))
+		} else {
+			s.ub[g] = nan
+		}
+	}
+	return last || len(s.top) < n
+}
+
+// restSeeds lists every unhandled row that can reach the floor (bounds t
+// and th) and marks the others handled.
+func (s *Searcher) restSeeds(t, th float32) (last bool) {
+	nan := float32(math.NaN())
+	for seg := range s.seg {
+		off := s.off[seg]
+		for row := range s.seg[seg].Rows {
+			switch u := s.ub[off+row]; {
+			case u != u:
+			case s.reaches(int32(seg), int32(row), u, t, th):
+				s.list = append(s.list, int32(off+row))
+			default:
+				s.ub[off+row] = nan
+			}
+		}
+	}
+	return true
+}
+
+// reaches reports whether a row whose Sim is bounded by u can score at
+// least the threshold of bounds t and th (bounds).
+func (s *Searcher) reaches(seg, row int32, u, t, th float32) bool {
+	return u >= t || th < t && u >= th && s.heavy(int(seg), int(row))
 }
 
 // hasRows reports whether a row is still unhandled.
@@ -534,12 +616,12 @@ func (s *Searcher) upper(ub float32) float32 {
 	return ub * s.opt.MinWeight
 }
 
-// candidates appends to the list of refined seeds the unhandled rows whose
-// stage-1 upper bound can reach tau.
-func (s *Searcher) candidates(tau float32) {
-	// upper is increasing, so one threshold on ub decides; it is moved
-	// down a little so that rounding never drops a row.
-	t := tau
+// bounds returns the thresholds a bound of a row's Sim must reach for its
+// score to reach tau: t for every row, th (at most t) for Heavy rows.
+// upper is increasing, so one threshold on a bound decides; it is moved
+// down a little so that rounding never drops a row.
+func (s *Searcher) bounds(tau float32) (t, th float32) {
+	t = tau
 	switch {
 	case s.opt.Weight == nil:
 	case tau >= 0:
@@ -548,11 +630,18 @@ func (s *Searcher) candidates(tau float32) {
 		t = tau / s.opt.MinWeight
 	}
 	t -= float32(math.Abs(float64(t))) * 1e-6
-	th := t // the threshold of Heavy rows
+	th = t
 	if s.heavyApart(tau) {
 		th = tau / s.opt.HeavyWeight
 		th -= float32(math.Abs(float64(th))) * 1e-6
 	}
+	return t, th
+}
+
+// candidates appends to the list of refined seeds the unhandled rows whose
+// stage-1 upper bound can reach tau.
+func (s *Searcher) candidates(tau float32) {
+	t, th := s.bounds(tau)
 	// Each task lists and refines its own candidates: one pass over the
 	// cores instead of two, and no segment lookups.
 	s.run(s.ntasks, func(j int) {

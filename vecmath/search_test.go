@@ -189,6 +189,22 @@ func TestSearchCases(t *testing.T) {
 			}},
 		{name: "every row ineligible", dim: 64, rows: []int{500}, k: 3, floor: ninf,
 			weight: func(int, int) float32 { return 0 }},
+		{name: "few rows eligible among many", dim: 384, rows: []int{12000, 9000}, k: 10, floor: ninf,
+			weight: func(s, r int) float32 {
+				if (s*12000+r)%997 != 0 {
+					return 0
+				}
+				return 1
+			}},
+		{name: "every row ineligible, with a floor", dim: 384, rows: []int{3000}, k: 10, floor: 0.1,
+			weight: func(int, int) float32 { return 0 }},
+		{name: "most rows ineligible, with a floor", dim: 384, rows: []int{3000}, k: 10, floor: 0.05,
+			weight: func(s, r int) float32 {
+				if r%97 != 0 {
+					return 0
+				}
+				return 1
+			}},
 		{name: "high floor", dim: 384, rows: []int{3000}, k: 10, floor: 0.15},
 		{name: "floor above everything", dim: 384, rows: []int{1000}, k: 10, floor: 0.9},
 		{name: "wide vectors", dim: 2200, rows: []int{300}, k: 5, floor: ninf},
@@ -223,6 +239,30 @@ func TestSearchCases(t *testing.T) {
 					t.Errorf("%d rows missed in 8 searches", missed)
 				}
 			})
+		}
+	})
+}
+
+// TestSearchFloorBoundsWork: rows whose bounds cannot reach the floor are
+// never weighed, however few rows are eligible (a metadata filter matching
+// no atom weighed every row of the tenant: ~50 ms a search at 100k atoms).
+func TestSearchFloorBoundsWork(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		c := searchCase{dim: 384, rows: []int{20000}, k: 10, floor: 0.15,
+			weight: func(int, int) float32 { return 0 }}
+		segs, opt, q := c.build(7)
+		s := NewSearcher(q)
+		r := newRand(8)
+		for range 4 {
+			if got := s.Search(randUnit(r, c.dim), segs, opt); len(got) != 0 {
+				t.Fatalf("%d hits, every row ineligible", len(got))
+			}
+			// Random unit rows' cosines have deviation 1/sqrt(384) = 0.051:
+			// 0.15 is three of them, and the int4 bounds of ~4% of the
+			// rows reach it (the 1-bit bounds of about half).
+			if st := s.Stats(); st.Weighed > c.rows[0]/10 {
+				t.Fatalf("%d of %d rows weighed (%d refined) under a floor of %v", st.Weighed, c.rows[0], st.Refined, c.floor)
+			}
 		}
 	})
 }
@@ -464,5 +504,18 @@ func TestSearchHeavyRows(t *testing.T) {
 		if missed := checkSearch(t, s, vec, segs, opt); missed != 0 {
 			t.Fatalf("fanout %v: %d rows missed", fan, missed)
 		}
+	}
+	// Only the heavy rows eligible, fewer than K, under a floor their Sims
+	// stay below (0.2-0.3 against 0.35) and their scores reach (0.4-0.6):
+	// the seeds' rounds must keep them for their own bound.
+	onlyHeavy := func(_, row int) (float32, bool) { return 2, kind(row) == 1 }
+	segs := []Segment{{Arena: arena, Rows: n, Codes: c, Heavy: heavy}}
+	opt := &SearchOptions{K: 30, Floor: 0.35, Weight: onlyHeavy, MinWeight: 0.8, MaxWeight: 1, HeavyWeight: 2}
+	s := NewSearcher(q)
+	if want := s.SearchRef(vec, segs, opt); len(want) != 20 {
+		t.Fatalf("%d heavy rows above the floor, want 20: the case tests nothing", len(want))
+	}
+	if missed := checkSearch(t, s, vec, segs, opt); missed != 0 {
+		t.Fatalf("only heavy rows eligible: %d rows missed", missed)
 	}
 }
