@@ -162,6 +162,7 @@ func (f *FSM) applyRoom(c *RoomCmd) *RoomResult {
 		}
 		inv := &Invite{Code: c.Code, Scope: c.Scope, MaxUses: c.MaxUses, ExpiresAt: c.ExpiresAt, CreatedAt: c.At}
 		r.invites[c.Code] = inv
+		r.pruneInvites(c.At)
 		return &RoomResult{Room: r.copy(), Invite: inv.copy()}
 	case RoomJoin:
 		_, was := r.members[c.Org]
@@ -177,6 +178,30 @@ func (f *FSM) applyRoom(c *RoomCmd) *RoomResult {
 		return &RoomResult{Room: r.copy()}
 	}
 	panic(fmt.Sprintf("raftfsm: unknown room op %d", c.Op))
+}
+
+// pruneInvitesFrom is the number of invites a room holds before minting
+// drops the used-up and expired ones (pruneInvites).
+const pruneInvitesFrom = 64
+
+// pruneInvites drops the invites no longer outstanding at now (used up or
+// expired: a join refuses them as it refuses a code never minted, and no
+// listing shows them) whenever the room's count of invites reaches a power
+// of two from pruneInvitesFrom on. A room whose owner mints codes for ever
+// then holds its outstanding ones and at most as many more, at O(1) a mint
+// amortised; before, every code ever minted stayed in memory and in every
+// snapshot. It depends on the room's state and the command's time alone,
+// so every replica, restored or not, prunes alike.
+func (r *Room) pruneInvites(now int64) {
+	n := len(r.invites)
+	if n < pruneInvitesFrom || n&(n-1) != 0 {
+		return
+	}
+	for code, inv := range r.invites {
+		if !inv.outstanding(now) {
+			delete(r.invites, code)
+		}
+	}
 }
 
 func (r *Room) join(c *RoomCmd) *RoomResult {

@@ -52,6 +52,77 @@ func TestRoomRejoinNeedsReinvite(t *testing.T) {
 	}
 }
 
+// TestRoomInvitesPruned: codes used up or expired leave the room's state
+// as minting goes on (they were kept for ever), outstanding ones stay and
+// still join, pruned ones are refused as unknown, and a replica restored
+// from a snapshot between mints keeps hashing as the original.
+func TestRoomInvitesPruned(t *testing.T) {
+	f := New(testDim)
+	var g *FSM
+	apply := func(c RoomCmd) *RoomResult {
+		t.Helper()
+		res := f.Apply(1, c.Encode()).(*RoomResult)
+		if g != nil {
+			g.Apply(1, c.Encode())
+		}
+		return res
+	}
+	const room, owner = "room_1", "org_owner"
+	apply(RoomCmd{Op: RoomCreate, RoomID: room, Org: owner, Name: "r", At: 10})
+	at := int64(100)
+	mint := func(code string, uses int, expires int64) {
+		t.Helper()
+		at++
+		if res := apply(RoomCmd{Op: RoomInvite, RoomID: room, Code: code, Scope: ScopeRead, MaxUses: uses, ExpiresAt: expires, At: at}); res.Err != nil {
+			t.Fatalf("mint %s: %v", code, res.Err)
+		}
+	}
+	join := func(code, org string) *RoomResult {
+		at++
+		return apply(RoomCmd{Op: RoomJoin, RoomID: room, Code: code, Org: org, At: at})
+	}
+	// 20 codes used up, 20 that expire at 500, 5 outstanding for good.
+	for i := range 20 {
+		mint(fmt.Sprintf("used%d", i), 1, 1e9)
+		if res := join(fmt.Sprintf("used%d", i), fmt.Sprintf("org_u%d", i)); res.Err != nil {
+			t.Fatalf("join: %v", res.Err)
+		}
+		mint(fmt.Sprintf("soon%d", i), 1, 500)
+	}
+	for i := range 5 {
+		mint(fmt.Sprintf("keep%d", i), 1, 1e9)
+	}
+	g = restored(t, snapshotBytes(t, f), f.Dim())
+	at = 1000 // the "soon" codes have expired
+	invites := f.tenants[room].room.invites
+	more := 0
+	for prev := len(invites); len(invites) >= prev; more++ {
+		if more > pruneInvitesFrom {
+			t.Fatalf("%d invites after %d more mints: never pruned", len(invites), more)
+		}
+		prev = len(invites) + 1
+		mint(fmt.Sprintf("more%d", more), 1, 1e9)
+	}
+	// Pruned at the 64th: 45 + 19 minted, 40 of them no longer outstanding.
+	for code, inv := range invites {
+		if !inv.outstanding(at) {
+			t.Errorf("invite %s kept: %+v", code, inv)
+		}
+	}
+	if _, ok := invites["keep0"]; !ok || more != 19 || len(invites) != 5+more {
+		t.Fatalf("%d invites kept after %d more mints (keep0 among them: %v), want the %d outstanding", len(invites), more, ok, 5+more)
+	}
+	if f.StateHash() != g.StateHash() {
+		t.Fatal("the restored replica hashes differently after pruning")
+	}
+	if res := join("used3", "org_x"); !errors.Is(res.Err, ErrNotFound) {
+		t.Fatalf("join with a pruned code: %+v", res)
+	}
+	if res := join("keep4", "org_y"); res.Err != nil {
+		t.Fatalf("join with an outstanding code: %v", res.Err)
+	}
+}
+
 // scanRoomsOf is RoomsOf as it was: a scan of every tenant of the group.
 func scanRoomsOf(f *FSM, org string, now int64) []RoomView {
 	f.mu.RLock()
