@@ -35,6 +35,13 @@ func (f *FSM) Recent(req *RecentRequest) ([]Atom, *Cursor) {
 		key := &Atom{CreatedAt: req.Cursor.CreatedAt, ID: req.Cursor.ID}
 		i = sort.Search(len(t.feed), func(i int) bool { return !feedLess(t.feed[i], key) }) - 1
 	}
+	if req.Until != nil {
+		// The feed is in created_at order: start at the newest atom within
+		// until rather than skipping the newer ones one by one (a page of
+		// a past window walked every atom written since).
+		u := *req.Until
+		i = min(i, sort.Search(len(t.feed), func(i int) bool { return t.feed[i].CreatedAt > u })-1)
+	}
 	for ; i >= 0; i-- {
 		a := t.feed[i]
 		if req.Since != nil && a.CreatedAt < *req.Since {
@@ -57,8 +64,6 @@ func (req *RecentRequest) wants(a *Atom, scope map[string]bool) bool {
 	case a.Type == Secret:
 		return false
 	case req.Domains != nil && !scope[a.Domain]:
-		return false
-	case req.Until != nil && a.CreatedAt > *req.Until:
 		return false
 	case req.ExcludeAuthor != "" && a.Provenance != nil && a.Provenance.Principal == req.ExcludeAuthor:
 		return false
