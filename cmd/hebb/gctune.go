@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -69,4 +70,35 @@ func gcPercent(live, rate uint64) int {
 	}
 	headroom := max(live/headroomShare, minHeadroom, rate*minCycle)
 	return int(min(100, max(100/headroomShare, headroom*100/live)))
+}
+
+// replayPoll is how often freeAfterReplay asks whether the groups still
+// replay their logs.
+const replayPoll = time.Second
+
+// freeAfterReplay returns to the OS, once no replica replays the log it
+// had on disk at start, what the replay left behind (free; nothing when
+// none replays at first, or when stop ends first). Serve returns what
+// restoring the snapshots left as soon as the groups are up, but a node
+// stopped without a snapshot of its last writes (killed, or a crash)
+// applies them after that, and the runtime hands freed memory back only
+// slowly: 240k atoms, 140k of them in the log, were 1.27 GB resident when
+// ready and still 15 s later.
+func freeAfterReplay(stop context.Context, replaying func() int, poll time.Duration, free func()) {
+	if replaying() == 0 {
+		return
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop.Done():
+			return
+		case <-t.C:
+		}
+		if replaying() == 0 {
+			free()
+			return
+		}
+	}
 }

@@ -1,6 +1,10 @@
 package main
 
-import "testing"
+import (
+	"context"
+	"testing"
+	"time"
+)
 
 func TestGCPercent(t *testing.T) {
 	for _, c := range []struct {
@@ -19,5 +23,32 @@ func TestGCPercent(t *testing.T) {
 		if got := gcPercent(c.live, c.rate); got != c.want {
 			t.Errorf("gcPercent(%d MiB, %d MiB/s) = %d, want %d", c.live>>20, c.rate>>20, got, c.want)
 		}
+	}
+}
+
+// TestFreeAfterReplay: memory is returned once, when the last replica has
+// replayed its log; never when none replays at start or the stop comes
+// first.
+func TestFreeAfterReplay(t *testing.T) {
+	run := func(stop context.Context, counts ...int) int {
+		freed, asked := 0, 0
+		replaying := func() int {
+			n := counts[min(asked, len(counts)-1)]
+			asked++
+			return n
+		}
+		freeAfterReplay(stop, replaying, time.Millisecond, func() { freed++ })
+		return freed
+	}
+	if n := run(context.Background(), 2, 2, 1, 0); n != 1 {
+		t.Errorf("replay ending: freed %d times, want 1", n)
+	}
+	if n := run(context.Background(), 0); n != 0 {
+		t.Errorf("nothing to replay: freed %d times, want 0", n)
+	}
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	if n := run(stopped, 1); n != 0 {
+		t.Errorf("stopped while replaying: freed %d times, want 0", n)
 	}
 }
