@@ -51,7 +51,6 @@ func (f *FSM) Stats(tenantID string) Stats {
 		return st
 	}
 	var sumV, sumI float64
-	prints := make(map[string]bool)
 	for _, a := range t.feed {
 		switch a.Type {
 		case Secret:
@@ -66,18 +65,32 @@ func (f *FSM) Stats(tenantID string) Stats {
 		st.TotalAtoms++
 		sumV += a.Valence
 		sumI += a.Importance
-		if a.Fingerprint != "" {
-			prints[a.Fingerprint] = true
-		}
 	}
 	if st.TotalAtoms > 0 {
 		st.AvgValence = sumV / float64(st.TotalAtoms)
 		st.AvgImportance = sumI / float64(st.TotalAtoms)
 	}
 	st.HebbianEdges = t.edges.count
-	st.EpisodicFingerprints = len(prints)
+	st.EpisodicFingerprints = t.fingerprintCount()
 	st.Domains = t.sortedDomains()
 	return st
+}
+
+// fingerprintCount is how many fingerprints some non-secret atom carries:
+// the tenant's fingerprint index, whose lists hold a secret alone at most
+// rarely. Stats built a set of every atom's fingerprint instead, a map
+// insert an atom on each call.
+func (t *tenant) fingerprintCount() int {
+	n := 0
+	for _, list := range t.prints {
+		for _, a := range list {
+			if a.Type != Secret {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // AtomCount returns the tenant's total_atoms (every non-secret revision).

@@ -22,6 +22,10 @@ func TestStats(t *testing.T) {
 	x.supersede("a2", "work", oneHot(3), aid)
 	x.secret("k", "vault")
 	x.secret("k2", "work")
+	sec := x.item("context of k3", "work", nil)
+	sec.Type, sec.ExternalRef, sec.Sealed = Secret, "secret:k3", []byte("sealed-k3")
+	sec.Fingerprint = "secret only" // counted by no stats field
+	x.store(sec)
 	x.feedback(1, []ID{aid})
 
 	st := x.f.Stats(x.tenant)
