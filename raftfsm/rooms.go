@@ -188,9 +188,10 @@ const pruneInvitesFrom = 64
 // expired: a join refuses them as it refuses a code never minted, and no
 // listing shows them) whenever the room's count of invites reaches a power
 // of two from pruneInvitesFrom on. A room whose owner mints codes for ever
-// then holds its outstanding ones and at most as many more, at O(1) a mint
-// amortised; before, every code ever minted stayed in memory and in every
-// snapshot. It depends on the room's state and the command's time alone,
+// then holds at most pruneInvitesFrom invites or twice the most it has had
+// outstanding (the threshold doubles only when a prune leaves every invite
+// outstanding), at O(1) a mint amortised; before, every code ever minted
+// stayed in memory and in every snapshot. It depends on the room's state and the command's time alone,
 // so every replica, restored or not, prunes alike.
 func (r *Room) pruneInvites(now int64) {
 	n := len(r.invites)
