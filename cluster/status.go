@@ -92,17 +92,12 @@ func (c *Cluster) Status() Status {
 	mr := c.metaG.Raft()
 	st.Admin.Meta = MetaStatus{LeaderNodeID: leaderOf(mr), Voters: replicasOf(mr)}
 	st.MetaLeader = st.Admin.Meta.LeaderNodeID != nil
-	if c.replaying(c.metaG) {
-		st.Replaying++
-	}
+	st.Replaying = c.Replaying()
 	if c.metaG.StorageFailing() {
 		st.StorageFailing++
 	}
 	st.Admin.Groups = make([]GroupStatus, 0, c.info.Groups)
 	for g := 1; g <= c.info.Groups; g++ {
-		if c.replaying(c.groups[g]) {
-			st.Replaying++
-		}
 		if c.groups[g].StorageFailing() {
 			st.StorageFailing++
 		}
@@ -118,6 +113,22 @@ func (c *Cluster) Status() Status {
 // replaying reports whether g is a group this node holds a replica of that
 // is still applying the log it had at start. A group the node is no longer
 // a member of learns no commit index, so it is not waited for.
+// Replaying counts this node's replicas (meta included) that have not yet
+// applied the log they had on disk at start (Status.Replaying), asking no
+// other node: Status also asks the leaders of groups held elsewhere.
+func (c *Cluster) Replaying() int {
+	n := 0
+	if c.replaying(c.metaG) {
+		n++
+	}
+	for g := 1; g <= c.info.Groups; g++ {
+		if c.replaying(c.groups[g]) {
+			n++
+		}
+	}
+	return n
+}
+
 func (c *Cluster) replaying(g *shard.Group) bool {
 	return !g.CaughtUp() && (c.members == nil || c.hosts(g))
 }

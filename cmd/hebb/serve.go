@@ -115,7 +115,7 @@ func serve(args []string) error {
 	}
 	if gcTuned() {
 		debug.FreeOSMemory() // what restoring the groups' snapshots left behind
-		go freeAfterReplay(stop, func() int { return cl.Status().Replaying }, replayPoll, debug.FreeOSMemory)
+		go freeAfterReplay(stop, cl.Replaying, replayPoll, debug.FreeOSMemory)
 	}
 	proxies, _ := ratelimit.ParseProxies(splitComma(cfg.TrustedProxies)) // checked by validate
 	ratelimit.TrustProxies(proxies)
