@@ -113,7 +113,8 @@ func (s *Searcher) byEstimate(m int) bool {
 func (s *Searcher) nextSeeds(n int, t, th float32) (last bool) {
 	s.list = s.list[:0]
 	if n > rankAtMost || n >= len(s.ub)/8 {
-		return s.restSeeds(t, th)
+		s.restSeeds(t, th)
+		return true
 	}
 	s.top = TopK(s.ub, n, s.top[:0])
 	nan := float32(math.NaN())
@@ -133,7 +134,7 @@ func (s *Searcher) nextSeeds(n int, t, th float32) (last bool) {
 
 // restSeeds lists every unhandled row that can reach the floor (bounds t
 // and th) and marks the others handled.
-func (s *Searcher) restSeeds(t, th float32) (last bool) {
+func (s *Searcher) restSeeds(t, th float32) {
 	nan := float32(math.NaN())
 	for seg := range s.seg {
 		off := s.off[seg]
@@ -147,7 +148,6 @@ func (s *Searcher) restSeeds(t, th float32) (last bool) {
 			}
 		}
 	}
-	return true
 }
 
 // reaches reports whether a row whose Sim is bounded by u can score at
