@@ -19,6 +19,7 @@ type domainIndex struct {
 	name    string // the domain's name; its atoms share this string
 	blocks  []arenaBlock
 	rows    []*Atom
+	sigs    []uint64 // per row: its atom's metadata signature (metaSig)
 	secrets int
 	// shared is set when a snapshot holds on to the blocks' rows (freeze):
 	// the next write that would overwrite a row copies the blocks first,
@@ -168,6 +169,7 @@ func (d *domainIndex) addRow(a *Atom, vec []float32) int {
 	i := len(d.rows)
 	a.slot = int32(i)
 	d.rows = append(d.rows, a)
+	d.sigs = append(d.sigs, metaSig(a.Metadata))
 	if a.Valence > 0 {
 		d.heavy = append(d.heavy, a.slot) // the last slot: still ascending
 	}
@@ -287,6 +289,7 @@ func (d *domainIndex) remove(a *Atom, dim int) {
 		row := d.ownVec(moved, dim)
 		d.setRow(slot, dim, row)
 		d.rows[slot] = moved
+		d.sigs[slot] = d.sigs[last]
 		moved.slot = a.slot
 		if b := &d.blocks[slot/arenaRows]; b.codes != nil {
 			if slot/arenaRows == last/arenaRows {
@@ -315,7 +318,7 @@ func (d *domainIndex) remove(a *Atom, dim int) {
 		}
 	}
 	d.rows[last] = nil
-	d.rows = d.rows[:last]
+	d.rows, d.sigs = d.rows[:last], d.sigs[:last]
 	a.slot = -1
 	if !d.coded() {
 		d.load(dim) // searched without codes again: rows in memory
@@ -335,7 +338,7 @@ func (d *domainIndex) clear() {
 		a.slot = -1
 	}
 	d.vs.counted(-len(d.rows))
-	d.blocks, d.rows, d.heavy, d.shared = nil, nil, nil, false
+	d.blocks, d.rows, d.sigs, d.heavy, d.shared = nil, nil, nil, nil, false
 }
 
 // setRow overwrites row i with row.

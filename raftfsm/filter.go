@@ -52,6 +52,9 @@ type filter struct {
 	// without escapes: metadata without one and without a backslash
 	// lacks the key (no needle: no such shortcut for the key).
 	needles [][]byte
+	// sig is what the conditions need of an atom's metadata signature
+	// (metasig.go).
+	sig sigTest
 }
 
 type compiledCond struct {
@@ -89,6 +92,7 @@ func compileFilter(conds []Condition) *filter {
 	if len(f.tops) > maxLinearKeys {
 		f.index = at
 	}
+	f.compileSig()
 	return f
 }
 
@@ -265,7 +269,7 @@ func appendCanon(b []byte, v any) []byte {
 	panic("raftfsm: not a decoded JSON value")
 }
 
-func appendCanonString(b []byte, s string) []byte {
+func appendCanonString[T string | []byte](b []byte, s T) []byte {
 	b = binary.AppendUvarint(append(b, canonString), uint64(len(s)))
 	return append(b, s...)
 }

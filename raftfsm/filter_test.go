@@ -81,7 +81,7 @@ func TestFilterMatchesReference(t *testing.T) {
 		n = 10_000
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	held, decoded := 0, 0
+	held, decoded, refused := 0, 0, 0
 	for i := 0; i < n; i++ {
 		g := &jsonGen{rng: rng, small: rng.IntN(2) == 0}
 		meta := g.metadata()
@@ -95,6 +95,12 @@ func TestFilterMatchesReference(t *testing.T) {
 		if got := matchAll(conds, meta); got != want {
 			t.Fatalf("case %d: matchAll = %v, reference %v\nmetadata %q\nconditions %s", i, got, want, meta, showConds(conds))
 		}
+		if !compileFilter(conds).maybe(metaSig(meta)) {
+			if want {
+				t.Fatalf("case %d: the signature test refuses a match\nmetadata %q\nconditions %s", i, meta, showConds(conds))
+			}
+			refused++
+		}
 		var doc map[string]any
 		if decodeExact(meta, &doc) == nil && doc != nil {
 			decoded++
@@ -103,9 +109,12 @@ func TestFilterMatchesReference(t *testing.T) {
 			held++
 		}
 	}
-	t.Logf("%d cases: %d metadata decoded, %d held", n, decoded, held)
+	t.Logf("%d cases: %d metadata decoded, %d held, %d refused by their signature", n, decoded, held, refused)
 	if held < n/10 || decoded < n/2 {
 		t.Fatalf("the generator reaches too few matches (%d) or valid documents (%d)", held, decoded)
+	}
+	if refused < (n-held)/2 {
+		t.Fatalf("the signature test refused %d of the %d non-matches", refused, n-held)
 	}
 }
 
@@ -153,8 +162,12 @@ func FuzzFilter(f *testing.F) {
 	f.Add([]byte(`{"o":{"a":1},"o":{"b":2}}`), "o.a", "eq", []byte(`1`))
 	f.Fuzz(func(t *testing.T, meta []byte, field, op string, value []byte) {
 		conds := []Condition{{Field: field, Op: op, Value: value}}
-		if got, want := matchAll(conds, meta), refMatchAll(conds, meta); got != want {
+		got, want := matchAll(conds, meta), refMatchAll(conds, meta)
+		if got != want {
 			t.Fatalf("matchAll = %v, reference %v", got, want)
+		}
+		if want && !compileFilter(conds).maybe(metaSig(meta)) {
+			t.Fatalf("the signature test refuses a match")
 		}
 	})
 }

@@ -1,9 +1,7 @@
 package raftfsm
 
 import (
-	"bytes"
 	"encoding/binary"
-	"unicode/utf8"
 )
 
 // The scan of an atom's metadata for a filter (filter.match): one pass
@@ -64,6 +62,7 @@ type scan struct {
 	m     []byte
 	keys  []string       // the top-level keys whose values to note
 	index map[string]int // key -> its place in keys; nil: compared one by one
+	sig   *sigBuilder    // when not nil, is given every top-level member
 	near  [maxLinearKeys]span
 	far   []span // where the values lie, when near has too few places
 }
@@ -146,6 +145,9 @@ func (s *scan) object(i, depth int, top bool) int {
 			if t := s.keyIndex(key); t >= 0 {
 				s.found()[t] = span{v, i}
 			}
+			if s.sig != nil {
+				s.sig.member(key, s.m[v:i])
+			}
 		}
 		var done bool
 		if i, done = s.after(i, '}'); done {
@@ -173,10 +175,10 @@ func (s *scan) after(i int, closing byte) (int, bool) {
 
 // keyIndex returns the place in s.keys of the quoted key q; -1 if none.
 func (s *scan) keyIndex(q []byte) int {
-	in := q[1 : len(q)-1]
-	if bytes.IndexByte(in, '\\') >= 0 || !utf8.Valid(in) {
-		in = []byte(rawString(q))
+	if len(s.keys) == 0 {
+		return -1
 	}
+	in := unquoted(q)
 	if s.index != nil {
 		if t, ok := s.index[string(in)]; ok {
 			return t

@@ -68,9 +68,10 @@ func quantizer(dim int) *vecmath.Quantizer { return codingFor(dim).q }
 // scans over the cores when spreads says so. idle, when not nil, runs
 // once on another goroutine: on a helper of the first spread scan once
 // that has no task left for it (fanoutThen), or, when the search did not
-// spread, on a goroutine of its own once the search is done.
+// spread, on a goroutine of its own once the search is done. Rows whose
+// metadata signature flt rules out (when not nil) are never weighed.
 func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.SearchOptions, idle func(),
-	weight func(a *Atom) (float32, bool), hit func(d *domainIndex, a *Atom, h vecmath.Hit)) {
+	flt *filter, weight func(a *Atom) (float32, bool), hit func(d *domainIndex, a *Atom, h vecmath.Hit)) {
 	c := codingFor(dim)
 	ds := c.pool.Get().(*domainSearch)
 	defer func() {
@@ -95,6 +96,13 @@ func searchDomains(dim int, vec []float32, doms []*domainIndex, opt *vecmath.Sea
 	opt.Weight = func(seg, row int) (float32, bool) {
 		o := owners[seg]
 		return weight(o.d.rows[o.base+row])
+	}
+	opt.Prune = nil
+	if flt != nil {
+		opt.Prune = func(seg, from int, out []bool) {
+			o := owners[seg]
+			flt.prune(o.d, o.base+from, out)
+		}
 	}
 	opt.Fanout = nil
 	if spreads(rows) {

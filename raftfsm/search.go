@@ -510,7 +510,7 @@ func (s *search) semanticCoded(doms []*domainIndex, n int, byAtom map[*Atom]int)
 	if s.helped {
 		idle = s.helper
 	}
-	searchDomains(s.f.dim, s.req.Vector, doms, opt, idle, eligible, func(d *domainIndex, a *Atom, h vecmath.Hit) {
+	searchDomains(s.f.dim, s.req.Vector, doms, opt, idle, s.filter, eligible, func(d *domainIndex, a *Atom, h vecmath.Hit) {
 		byAtom[a] = len(cands)
 		sim := float64(h.Sim)
 		cands = append(cands, s.score(a, d.memVec(a, s.f.dim), sim, s.semScore(sim), SourceSemantic))

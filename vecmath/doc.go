@@ -56,6 +56,10 @@
 //     refined with its 4-bit code (bound int4Eps deviations), and those whose
 //     refined bound still reaches tau are evaluated exactly.
 //
+// A caller that can rule rows out in bulk (SearchOptions.Prune, asked per
+// stage-1 task) has them marked handled before stage 2: they are never
+// refined, weighed or evaluated.
+//
 // The result is the exact top K (ties at the K-th included) unless a row's
 // true score lies more than its bound's width above an estimate, which at
 // these widths happens for about one row in 10^4 to 10^6 evaluated; the

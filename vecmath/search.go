@@ -59,6 +59,16 @@ type SearchOptions struct {
 	// Fanout, when not nil, runs task(0..n-1), possibly in parallel, and
 	// returns when all are done. Search uses it for its scans.
 	Fanout func(n int, task func(i int))
+	// Prune, when not nil, is asked once for the rows [from,
+	// from+len(out)) of segment seg that one stage-1 task scans, on that
+	// task's goroutine (so possibly for several tasks at once): it sets
+	// out[i] (false on entry) when row from+i cannot be eligible, that is
+	// when Weight would refuse it. Such rows are never refined, weighed or
+	// evaluated. It suits a caller that can rule rows out in bulk far more
+	// cheaply than Weight decides them one by one (a bit summary of each
+	// row kept beside the rows): a filter few rows pass would otherwise
+	// have the search refine and weigh row after row.
+	Prune func(seg, from int, out []bool)
 	// Scanned, when not nil, is called once the first stage (the scan of
 	// every row, the part Fanout spreads) is done, on the search's
 	// goroutine: work started then has the cores the scan no longer needs.
@@ -120,6 +130,7 @@ type task struct {
 	cand, rows    []int32
 	dots          []int32
 	e4, u4        []float32
+	pruned        []bool // Prune's answer for the task's rows
 }
 
 // span is a run [from, to) of listed rows of one segment.
@@ -286,6 +297,34 @@ func (s *Searcher) scan(t *task) {
 	nan := float32(math.NaN())
 	for i := t.to - t.from; i < n; i++ {
 		ub[i] = nan
+	}
+	if s.opt.Prune != nil {
+		s.prune(t, ub, bmax)
+	}
+}
+
+// prune marks handled (a NaN upper bound, as padding has) the task's rows
+// that Prune rules out, and sets each block's maximum to the largest bound
+// left in it (NaN when none is).
+func (s *Searcher) prune(t *task, ub, bmax []float32) {
+	rows := t.to - t.from
+	t.pruned = grow(t.pruned, rows)
+	clear(t.pruned)
+	s.opt.Prune(t.seg, t.from, t.pruned)
+	nan := float32(math.NaN())
+	for i, out := range t.pruned {
+		if out {
+			ub[i] = nan
+		}
+	}
+	for b := range bmax {
+		m := nan
+		for _, u := range ub[b*blockRows : (b+1)*blockRows] {
+			if u > m || m != m {
+				m = u // NaN stays out unless every bound is NaN
+			}
+		}
+		bmax[b] = m
 	}
 }
 

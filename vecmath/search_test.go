@@ -132,6 +132,10 @@ type searchCase struct {
 	weight func(s, r int) float32
 	edit   func(arena []float32, dim int) // changes rows before encoding
 	fanout bool
+	// prune, with weight, sets Prune to rule out most rows of weight 0
+	// (not every one: a bit summary lets some through, and Weight refuses
+	// those).
+	prune bool
 }
 
 func (c searchCase) build(seed uint64) ([]Segment, *SearchOptions, *Quantizer) {
@@ -167,6 +171,13 @@ func (c searchCase) build(seed uint64) ([]Segment, *SearchOptions, *Quantizer) {
 	if c.fanout {
 		opt.Fanout = fanout
 	}
+	if c.prune {
+		opt.Prune = func(seg, from int, out []bool) {
+			for i := range out {
+				out[i] = c.weight(seg, from+i) == 0 && (from+i)%5 != 0
+			}
+		}
+	}
 	return segs, opt, q
 }
 
@@ -201,6 +212,30 @@ func TestSearchCases(t *testing.T) {
 		{name: "most rows ineligible, with a floor", dim: 384, rows: []int{3000}, k: 10, floor: 0.05,
 			weight: func(s, r int) float32 {
 				if r%97 != 0 {
+					return 0
+				}
+				return 1
+			}},
+		{name: "most rows ineligible, pruned", dim: 384, rows: []int{3000, -200, 900}, k: 10, floor: ninf, prune: true,
+			weight: func(s, r int) float32 {
+				if r%97 != 0 {
+					return 0
+				}
+				return 1
+			}},
+		{name: "every row ineligible, pruned", dim: 384, rows: []int{3000}, k: 10, floor: ninf, prune: true,
+			weight: func(int, int) float32 { return 0 }},
+		{name: "few rows eligible among many, pruned, parallel", dim: 384, rows: []int{12000, 9000}, k: 10,
+			floor: ninf, prune: true, fanout: true,
+			weight: func(s, r int) float32 {
+				if (s*12000+r)%997 != 0 {
+					return 0
+				}
+				return 1 + float32(r%3)/8
+			}},
+		{name: "some rows pruned, with a floor", dim: 384, rows: []int{3000}, k: 10, floor: 0.05, prune: true,
+			weight: func(s, r int) float32 {
+				if r%2 != 0 {
 					return 0
 				}
 				return 1
@@ -262,6 +297,38 @@ func TestSearchFloorBoundsWork(t *testing.T) {
 			// rows reach it (the 1-bit bounds of about half).
 			if st := s.Stats(); st.Weighed > c.rows[0]/10 {
 				t.Fatalf("%d of %d rows weighed (%d refined) under a floor of %v", st.Weighed, c.rows[0], st.Refined, c.floor)
+			}
+		}
+	})
+}
+
+// TestSearchPruneSparesWork: rows Prune rules out are neither refined
+// nor weighed, whatever the floor (a metadata filter no atom passes, at
+// min_relevance 0, weighed every row of the tenant).
+func TestSearchPruneSparesWork(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		c := searchCase{dim: 384, rows: []int{20000, 5000}, k: 10, floor: float32(math.Inf(-1)), fanout: true,
+			weight: func(_, r int) float32 {
+				if r == 4321 {
+					return 1
+				}
+				return 0
+			}}
+		segs, opt, q := c.build(17)
+		opt.Prune = func(_, from int, out []bool) {
+			for i := range out {
+				out[i] = from+i != 4321
+			}
+		}
+		s := NewSearcher(q)
+		r := newRand(18)
+		for range 4 {
+			got := s.Search(randUnit(r, c.dim), segs, opt)
+			if len(got) != 2 || got[0].Row != 4321 || got[1].Row != 4321 {
+				t.Fatalf("hits %v, want row 4321 of both segments", hitKeys(got))
+			}
+			if st := s.Stats(); st.Weighed != 2 || st.Refined > 2 {
+				t.Fatalf("%d rows weighed and %d refined, want the 2 Prune let through", st.Weighed, st.Refined)
 			}
 		}
 	})
