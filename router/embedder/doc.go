@@ -6,8 +6,10 @@
 //
 // Embedders. An Embedder maps texts to float32 vectors of a fixed dimension.
 // New picks one by name: "hash" is Hash, a feature-hashing embedder with no
-// model and no network; "builtin" is, for now, the same hashing embedder
-// under another name, until a semantic model ships in the binary. Hash
+// model and no network; "builtin" here is, for now, the same hashing
+// embedder under another name (the server's "builtin" is the semantic
+// embedder of router/embedder/use, which holds this one as its lexical
+// part). Hash
 // hashes stemmed word unigrams (stop words at low weight), bigrams of
 // consecutive content words and character 3-4-grams of each word padded with
 // boundary markers, with term weight 1+ln(tf), into signed buckets (FNV-1a

@@ -3,6 +3,8 @@ package use
 import (
 	"math"
 	"sync"
+
+	"github.com/hebbdb/hebb/vecmath"
 )
 
 // model is the tokenizer, the table and the projection: the semantic part
@@ -78,11 +80,8 @@ func scaleToUnit(vec []float32, ss float64) {
 }
 
 // addRow adds scale times the int8 row to acc. Each product is rounded to
-// float32 before the sum (the conversion forbids fused multiply-add), so
-// every architecture computes the same bits.
+// float32 before the sum (no fused multiply-add), so every architecture
+// computes the same bits; vecmath.AddScaledInt8 does eight at once.
 func addRow(acc []float32, row []int8, scale float32) {
-	row = row[:len(acc)]
-	for k, q := range row {
-		acc[k] += float32(scale * float32(q))
-	}
+	vecmath.AddScaledInt8(acc, row, scale)
 }
