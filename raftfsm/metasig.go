@@ -12,10 +12,13 @@ import "unicode/utf8"
 // The signature sets, for each top-level key of the metadata (every
 // occurrence of a repeated key), the key's bit, and for a scalar value
 // (string, number, true, false, null) two bits of the key and the value's
-// canonical key (appendCanon: equal values, equal keys). A condition needs
-// its top-level key's bit; an eq of a top-level field with a scalar
-// operand needs that pair's bits too, an in of scalars the bits of one of
-// its elements. A filter passes an atom only if every condition holds, and
+// canonical key (appendCanon: equal values, equal keys); a string value
+// also sets two bits of the key and a string mark, and an array value two
+// bits of the key and each of its scalar elements. A condition needs its
+// top-level key's bit; an eq of a top-level field with a scalar operand
+// needs that pair's bits too, an in of scalars the bits of one of its
+// elements, a contains of a scalar those of an array element equal to it
+// or, for a string operand, the string mark. A filter passes an atom only if every condition holds, and
 // a condition holds only if the key is there with such a value, so a
 // signature without what a condition needs belongs to an atom the filter
 // refuses: the test has false positives (bits shared by chance), which
@@ -58,18 +61,62 @@ type sigBuilder struct {
 	room [64]byte // canonical keys of short values
 }
 
+// Marks that start the keys of the other bits a key's value sets, bytes no
+// canonical key starts with: a string value (which a contains of a string
+// may hold), and each scalar element of an array value.
+const (
+	sigString  = 0x00
+	sigElement = 0x01
+)
+
+// maxSigElements is the most elements of an array value the signature
+// lists; a longer array gives the atom every bit.
+const maxSigElements = 32
+
 // member adds the top-level member whose quoted key is q and whose value
 // (valid JSON) is v.
 func (b *sigBuilder) member(q, v []byte) {
 	key := unquoted(q)
 	b.sig |= keyBit(key)
 	switch v[0] {
-	case '{', '[':
+	case '{':
 		return // only scalar operands are tested by value
+	case '[':
+		b.elements(key, v)
 	case '"':
 		b.sig |= valueBits(key, appendCanonString(b.room[:0], unquoted(v)))
+		b.sig |= valueBits(key, []byte{sigString})
 	default:
 		b.sig |= valueBits(key, appendCanonRaw(b.room[:0], v))
+	}
+}
+
+// elements adds the scalar elements of the array v, the value of key.
+func (b *sigBuilder) elements(key, v []byte) {
+	s := scan{m: v}
+	n := 0
+	for i := skipSpace(v, 1); i < len(v) && v[i] != ']'; {
+		end := s.value(i, 1)
+		if n++; end < 0 || n > maxSigElements {
+			b.sig = allSigBits
+			return
+		}
+		e := v[i:end]
+		canon := append(b.room[:0], sigElement)
+		switch e[0] {
+		case '[', '{':
+			canon = nil // contains tests such an operand by key alone
+		case '"':
+			canon = appendCanonString(canon, unquoted(e))
+		default:
+			canon = appendCanonRaw(canon, e)
+		}
+		if canon != nil {
+			b.sig |= valueBits(key, canon)
+		}
+		if i = skipSpace(v, end); i < len(v) && v[i] == ',' {
+			i = skipSpace(v, i+1)
+		}
 	}
 }
 
@@ -85,6 +132,15 @@ func (f *filter) compileSig() {
 		switch {
 		case c.op == "eq" && scalarCanon(c.want):
 			f.sig.need |= valueBits(top, c.want)
+		case c.op == "contains" && scalarCanon(c.want):
+			// An array holding the operand, or a string value when the
+			// operand is a string.
+			elem := valueBits(top, append([]byte{sigElement}, c.want...))
+			if c.str {
+				f.sig.anyOf = append(f.sig.anyOf, []uint64{elem, valueBits(top, []byte{sigString})})
+			} else {
+				f.sig.need |= elem
+			}
 		case c.op == "in" && len(c.set) <= maxSigValues:
 			vals := make([]uint64, 0, len(c.set))
 			for k := range c.set {

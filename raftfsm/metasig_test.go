@@ -36,6 +36,9 @@ func TestQuantisedFilteredReadsMatchExact(t *testing.T) {
 		{{"n", "eq", []byte(`2.0`)}},
 		{{"n", "in", []byte(`[1e0, 4]`)}},
 		{{"tags", "contains", []byte(`"t1"`)}},
+		{{"tags", "contains", []byte(`"none"`)}},
+		{{"project", "contains", []byte(`"1"`)}},
+		{{"tags", "contains", []byte(`2`)}},
 		{{"o.k", "eq", []byte(`1`)}},
 		{{"flag", "eq", []byte(`true`)}},
 		{{"project", "eq", []byte(`"p5"`)}, {"n", "eq", []byte(`0`)}},
@@ -67,6 +70,9 @@ func filterTestMeta(j int) []byte {
 		return []byte(fmt.Sprintf(`{"project":"stale","project":"p%d","flag":true}`, j%13))
 	case 3:
 		return []byte(`[1,2]`)
+	}
+	if j%9 == 4 {
+		return []byte(fmt.Sprintf(`{"project":"p%d","tags":[%d, 2.0e0, {"a":1}, "t\u0031"]}`, j%13, j%3))
 	}
 	return []byte(fmt.Sprintf(`{"project":"p%d","n":%de0,"tags":["t%d","x"],"o":{"k":%d}}`, j%13, j%5, j%3, j%4))
 }
