@@ -107,7 +107,10 @@ func (q *Quantizer) rotate(v, out, tmp []float32) {
 
 // interleave moves element i of block b of src to dst[i*blocks+b], writing
 // dst in order (written the other way, in strides, it took half of a
-// rotation's time). Three blocks, d=384, take the unrolled path.
+// rotation's time). Three blocks, d=384, take the unrolled path; up to
+// maxInterleave others read each block through an array pointer, with no
+// bounds check per element (the loop over src's indexes took 4 ns an
+// element at seven blocks, the builtin embedder's 896 dimensions).
 func interleave(dst, src []float32, blocks int) {
 	if blocks == 3 {
 		a := (*[rotBlock]float32)(src)
@@ -119,12 +122,31 @@ func interleave(dst, src []float32, blocks int) {
 		}
 		return
 	}
+	if blocks <= maxInterleave {
+		var rows [maxInterleave]*[rotBlock]float32
+		for b := range blocks {
+			rows[b] = (*[rotBlock]float32)(src[b*rotBlock:])
+		}
+		d := dst[:blocks*rotBlock]
+		k := 0
+		for i := range rotBlock {
+			for _, r := range rows[:blocks] {
+				d[k] = r[i]
+				k++
+			}
+		}
+		return
+	}
 	for i := range rotBlock {
 		for b := range blocks {
 			dst[i*blocks+b] = src[b*rotBlock+i]
 		}
 	}
 }
+
+// maxInterleave is the most blocks interleave reads through array pointers
+// (d = 2,048).
+const maxInterleave = 16
 
 // fwhtRef is the unnormalised fast Walsh-Hadamard transform of one
 // 128-float block, in place: stage h replaces each pair (a[j], a[j+h]) by

@@ -1,6 +1,7 @@
 package vecmath
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -195,16 +196,29 @@ func TestInterleave(t *testing.T) {
 			}
 		}
 	}
-	src4, dst4 := make([]float32, 4*rotBlock), make([]float32, 4*rotBlock)
-	for i := range src4 {
-		src4[i] = float32(i)
-	}
-	interleave(dst4, src4, 4)
-	for b := range 4 {
-		for i := range rotBlock {
-			if dst4[i*4+b] != src4[b*rotBlock+i] {
-				t.Fatalf("4 blocks: element %d of block %d misplaced", i, b)
+	for _, blocks := range []int{2, 4, 7, 12, maxInterleave, maxInterleave + 1} {
+		src, dst := make([]float32, blocks*rotBlock), make([]float32, blocks*rotBlock)
+		for i := range src {
+			src[i] = float32(i)
+		}
+		interleave(dst, src, blocks)
+		for b := range blocks {
+			for i := range rotBlock {
+				if dst[i*blocks+b] != src[b*rotBlock+i] {
+					t.Fatalf("%d blocks: element %d of block %d misplaced", blocks, i, b)
+				}
 			}
 		}
+	}
+}
+
+func BenchmarkInterleave(b *testing.B) {
+	for _, blocks := range []int{3, 7} {
+		src, dst := make([]float32, blocks*rotBlock), make([]float32, blocks*rotBlock)
+		b.Run(fmt.Sprint("blocks=", blocks), func(b *testing.B) {
+			for b.Loop() {
+				interleave(dst, src, blocks)
+			}
+		})
 	}
 }
