@@ -44,6 +44,8 @@ func TestQuantisedFilteredReadsMatchExact(t *testing.T) {
 		{{"project", "eq", []byte(`"p5"`)}, {"n", "eq", []byte(`0`)}},
 		{{"project", "in", []byte(`[{"x":1},"p4"]`)}},
 	}
+	// A restore computes the signatures afresh, from the snapshot's atoms.
+	g := restored(t, snapshotBytes(t, f), dim)
 	for i, flt := range filters {
 		for _, minRel := range []float64{-1, 0, 0.1} {
 			req := &ReadRequest{Tenant: "org", Vector: randomUnit(rng, dim), TopK: 1 + rng.Intn(20),
@@ -53,6 +55,9 @@ func TestQuantisedFilteredReadsMatchExact(t *testing.T) {
 			}
 			if d := codedVsExact(f, req); d != "" {
 				t.Fatalf("filter %d, min_relevance %v: %s", i, minRel, d)
+			}
+			if d := diffItems(g.Read(req).Items, f.Read(req).Items); d != "" {
+				t.Fatalf("filter %d, min_relevance %v, restored: %s", i, minRel, d)
 			}
 		}
 	}
