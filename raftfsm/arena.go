@@ -19,7 +19,7 @@ type domainIndex struct {
 	name    string // the domain's name; its atoms share this string
 	blocks  []arenaBlock
 	rows    []*Atom
-	sigs    []uint64 // per row: its atom's metadata signature (metaSig)
+	sigs    []signature // per row: its atom's metadata signature (metaSig)
 	secrets int
 	// shared is set when a snapshot holds on to the blocks' rows (freeze):
 	// the next write that would overwrite a row copies the blocks first,
