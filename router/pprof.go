@@ -18,13 +18,21 @@ import (
 //	go tool pprof -http : 'http://host:8080/admin/v1/debug/pprof/profile?seconds=20' \
 //	  # with the header X-Admin-Token (curl -H ... -o cpu.prof, then pprof cpu.prof)
 func (s *Server) pprofRoutes(r *frouter.Router) {
+	h := s.pprofHandler()
+	r.GET("/admin/v1/debug/pprof/{name:*}", h)
+	r.POST("/admin/v1/debug/pprof/{name:*}", h) // symbol lookups post
+}
+
+// pprofHandler serves the profile named by the request's "name" value
+// (what follows /admin/v1/debug/pprof/) behind the admin token.
+func (s *Server) pprofHandler() fasthttp.RequestHandler {
 	handlers := map[string]fasthttp.RequestHandler{
 		"":        fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Index),
 		"profile": fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Profile),
 		"symbol":  fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Symbol),
 		"trace":   fasthttpadaptor.NewFastHTTPHandlerFunc(pprof.Trace),
 	}
-	h := s.admin(func(c *call) error {
+	return s.admin(func(c *call) error {
 		name := c.param("name")
 		name = strings.TrimPrefix(name, "/")
 		if handle, ok := handlers[name]; ok {
@@ -36,6 +44,4 @@ func (s *Server) pprofRoutes(r *frouter.Router) {
 		fasthttpadaptor.NewFastHTTPHandler(pprof.Handler(name))(c.ctx)
 		return nil
 	})
-	r.GET("/admin/v1/debug/pprof/{name:*}", h)
-	r.POST("/admin/v1/debug/pprof/{name:*}", h) // symbol lookups post
 }

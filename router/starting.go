@@ -19,8 +19,10 @@ import (
 // serve (tens of seconds at a million atoms). Meanwhile ServeStarting
 // answers on the HTTP listener, so liveness probes and load balancers see
 // a live process that is not ready rather than a port that never answers:
-// /health as always, /health/ready with "ready": false, anything else 503,
-// retryable, details.reason "starting". Every answer closes its
+// /health as always, /health/ready with "ready": false, the profiler under
+// /admin/v1/debug/pprof/ with --admin-token (a slow start is what an
+// operator wants to profile), anything else 503, retryable,
+// details.reason "starting". Every answer closes its
 // connection, so none is left to this server when Server.Serve takes the
 // listener over. The persistence API's listener (--chat-addr) gets the
 // same, with its own version and no /health/ready.
@@ -30,7 +32,9 @@ type Starting struct {
 	Version   string // the API's version, as its /health reports it
 	Ready     bool   // answer /health/ready too (the memory API has it)
 	Embedding bool   // what /health/ready reports as its embedding check
-	Log       *slog.Logger
+	// AdminToken, when set, serves the profiler behind it (pprofHandler).
+	AdminToken string
+	Log        *slog.Logger
 }
 
 // ServeStarting answers on ln until handoff, which returns once it has
@@ -46,7 +50,7 @@ func ServeStarting(ln net.Listener, st Starting) (handoff func()) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{log: log}
+	s := &Server{log: log, cfg: Config{AdminToken: st.AdminToken}}
 	hl := &handoffListener{Listener: ln}
 	// The real server's limits and error answers: a body over the cap gets
 	// its JSON 413 (not fasthttp's plain-text one at its default 4 MiB), a
@@ -56,7 +60,7 @@ func ServeStarting(ln net.Listener, st Starting) (handoff func()) {
 		MaxRequestBodySize:    MaxBodySize,
 		ReadBufferSize:        readBufferSize,
 		ReadTimeout:           10 * time.Second,
-		WriteTimeout:          10 * time.Second,
+		WriteTimeout:          120 * time.Second, // a CPU profile takes its seconds
 		NoDefaultServerHeader: true,
 		ErrorHandler:          s.transportError,
 		Logger:                ratelimit.ConnErrors(log.Handler()),
@@ -96,7 +100,16 @@ func (l *handoffListener) Accept() (net.Conn, error) {
 
 // starting is the handler of ServeStarting.
 func (s *Server) starting(st Starting) fasthttp.RequestHandler {
+	const pprofPrefix = "/admin/v1/debug/pprof/"
+	pprof := s.pprofHandler()
 	return func(ctx *fasthttp.RequestCtx) {
+		if p := string(ctx.Path()); strings.HasPrefix(p, pprofPrefix) && st.AdminToken != "" &&
+			(ctx.IsGet() || ctx.IsPost()) {
+			ctx.SetConnectionClose()
+			ctx.SetUserValue("name", strings.TrimPrefix(p, pprofPrefix))
+			pprof(ctx)
+			return
+		}
 		ctx.SetConnectionClose()
 		c := &call{ctx: ctx, reqID: newRequestID()}
 		ctx.Response.Header.Set("X-Request-Id", c.reqID)

@@ -146,3 +146,44 @@ func doJSON(t *testing.T, req *http.Request) (int, http.Header, map[string]any) 
 	}
 	return res.StatusCode, res.Header, m
 }
+
+// While starting, the profiler answers behind the admin token, as it does
+// once the node serves (a slow start is what an operator profiles); with
+// no token configured, or a wrong one, it does not.
+func TestServeStartingProfiler(t *testing.T) {
+	for _, tc := range []struct {
+		name, token, sent string
+		want              int
+	}{
+		{"token", "secret", "secret", 200},
+		{"wrong token", "secret", "nope", 401},
+		{"no admin token configured", "", "secret", 503},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			handoff := ServeStarting(ln, Starting{Version: Version, Ready: true, AdminToken: tc.token})
+			defer handoff()
+			req, _ := http.NewRequest("GET", "http://"+ln.Addr().String()+"/admin/v1/debug/pprof/goroutine?debug=1", nil)
+			req.Header.Set("X-Admin-Token", tc.sent)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			_ = res.Body.Close()
+			if res.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d: %s", res.StatusCode, tc.want, body)
+			}
+			if tc.want == 200 && !strings.Contains(string(body), "goroutine profile") {
+				t.Fatalf("not a goroutine profile: %.200s", body)
+			}
+			if tc.want == 401 && bytes.Contains(body, []byte(tc.token)) {
+				t.Fatalf("the answer holds the token: %s", body)
+			}
+		})
+	}
+}

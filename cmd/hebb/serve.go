@@ -72,7 +72,8 @@ func serve(args []string) error {
 	}
 	// Restoring the groups can take tens of seconds: answer health checks
 	// (not ready) meanwhile instead of leaving the port silent.
-	handoff := router.ServeStarting(ls.http, router.Starting{Version: version, Ready: true, Embedding: emb != nil, Log: log})
+	handoff := router.ServeStarting(ls.http, router.Starting{Version: version, Ready: true, Embedding: emb != nil,
+		AdminToken: cfg.AdminToken, Log: log})
 	handoffChat := func() {}
 	if ls.chat != nil {
 		handoffChat = router.ServeStarting(ls.chat, router.Starting{Version: chat.Version, Log: log})
