@@ -174,6 +174,29 @@ func wideLUT(lut []byte, pairs int, dst []byte) []byte {
 	return dst
 }
 
+// filterBlocksGE is filterGE over the rows of v, whose 32-row block b has
+// no bound above bmax[b] (NaN bounds aside), skipping the blocks whose
+// maximum is below t: the runs of blocks left go to filterGE whole. Most
+// blocks hold no candidate (a search refines ~1% of its rows), and at a
+// million rows the pass over every bound cost a tenth of the search.
+// A NaN maximum is no proof and its block is filtered.
+func filterBlocksGE(v, bmax []float32, t float32, base int32, out []int32) []int32 {
+	for b := 0; b < len(bmax); {
+		if bmax[b] < t {
+			b++
+			continue
+		}
+		e := b + 1
+		for e < len(bmax) && !(bmax[e] < t) {
+			e++
+		}
+		lo, hi := min(b*blockRows, len(v)), min(e*blockRows, len(v))
+		out = filterGE(v[lo:hi], t, base+int32(lo), out)
+		b = e
+	}
+	return out
+}
+
 // filterGERef appends base+i to out for every i with v[i] >= t.
 func filterGERef(v []float32, t float32, base int32, out []int32) []int32 {
 	for i, x := range v {

@@ -248,6 +248,46 @@ func TestFilterGE(t *testing.T) {
 	})
 }
 
+// TestFilterBlocksGE checks the block-skipping filter against filterGERef
+// with block maxima as the scan leaves them: exact, above the bounds (a
+// scan's bound of padding rows), or NaN (a NaN bound in the block).
+func TestFilterBlocksGE(t *testing.T) {
+	forEachPath(t, func(t *testing.T) {
+		for _, n := range []int{0, 5, 32, 33, 200, 1000} {
+			r := newRand(uint64(n) + 3)
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = r.Float32()
+				if r.IntN(50) == 0 {
+					v[i] = nan
+				}
+			}
+			bmax := make([]float32, (n+blockRows-1)/blockRows)
+			for b := range bmax {
+				m := float32(math.Inf(-1))
+				for _, x := range v[b*blockRows : min((b+1)*blockRows, n)] {
+					if x != x {
+						m = nan
+						break
+					}
+					m = max(m, x)
+				}
+				if b%3 == 1 {
+					m += 0.01 // a looser bound
+				}
+				bmax[b] = m
+			}
+			for _, th := range append([]float32{ninf, 0, 0.5, 0.99, 1}, v[:min(n, 8)]...) {
+				got := filterBlocksGE(v, bmax, th, 7, []int32{-1})
+				want := filterGERef(v, th, 7, []int32{-1})
+				if !slices.Equal(got, want) {
+					t.Fatalf("n=%d t=%v: got %v, want %v", n, th, got, want)
+				}
+			}
+		}
+	})
+}
+
 func TestFWHTMatchesReference(t *testing.T) {
 	forEachPath(t, func(t *testing.T) {
 		r := newRand(77)

@@ -525,7 +525,9 @@ func (s *Searcher) candidates(tau float32) {
 	s.run(s.ntasks, func(j int) {
 		tk := &s.tasks[j]
 		lo := s.off[tk.seg] + tk.from
-		tk.cand = filterGE(s.ub[lo:lo+tk.to-tk.from], t, int32(lo), tk.cand[:0])
+		n := tk.to - tk.from
+		bmax := s.bmax[lo/blockRows : (lo+n+blockRows-1)/blockRows]
+		tk.cand = filterBlocksGE(s.ub[lo:lo+n], bmax, t, int32(lo), tk.cand[:0])
 		if th < t {
 			s.heavyCandidates(tk, t, th)
 		}
