@@ -166,17 +166,7 @@ func (d *domainIndex) add(a *Atom, vec []float32, rc *vecmath.RowCode) {
 // block to disk when the state spills (add, or the blockCoder in a
 // restore).
 func (d *domainIndex) addRow(a *Atom, vec []float32) int {
-	i := len(d.rows)
-	a.slot = int32(i)
-	d.rows = append(d.rows, a)
-	d.sigs = append(d.sigs, metaSig(a.Metadata))
-	if a.Valence > 0 {
-		d.heavy = append(d.heavy, a.slot) // the last slot: still ascending
-	}
-	k := i / arenaRows
-	if k == len(d.blocks) {
-		d.blocks = append(d.blocks, d.newBlock(len(vec)))
-	}
+	i, k := d.addAtom(a, len(vec))
 	b := &d.blocks[k]
 	if b.disk != nil {
 		b.disk.write(i%arenaRows, vec)
@@ -185,6 +175,23 @@ func (d *domainIndex) addRow(a *Atom, vec []float32) int {
 	}
 	d.vs.counted(1)
 	return k
+}
+
+// addAtom gives a the domain's next slot i, in block k (a new one when the
+// last is full), all of addRow but its vector and count.
+func (d *domainIndex) addAtom(a *Atom, dim int) (i, k int) {
+	i = len(d.rows)
+	a.slot = int32(i)
+	d.rows = append(d.rows, a)
+	d.sigs = append(d.sigs, metaSig(a.Metadata))
+	if a.Valence > 0 {
+		d.heavy = append(d.heavy, a.slot) // the last slot: still ascending
+	}
+	k = i / arenaRows
+	if k == len(d.blocks) {
+		d.blocks = append(d.blocks, d.newBlock(dim))
+	}
+	return i, k
 }
 
 // newBlock returns an empty block to follow the last, with codes when the

@@ -35,8 +35,7 @@ func (t *tenant) restoreAtoms(d *dec, dim int) error {
 		dm := t.index(a)
 		if a.Type != Secret {
 			getF32s(vec, raw)
-			coder.room(dm, n-j)
-			coder.filled(dm, dm.addRow(a, vec))
+			coder.add(dm, a, vec, n-j)
 		}
 	}
 	if d.err != nil {

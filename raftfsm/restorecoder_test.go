@@ -43,8 +43,11 @@ func TestRestoreCodesBlocksAsTheyFill(t *testing.T) {
 		src.Apply(uint64(i+1), cmd.Encode())
 	}
 	state := src.encodeState()
-	for _, above := range []int{0, 1, 100} {
-		t.Run(fmt.Sprint("disk above ", above), func(t *testing.T) {
+	type variant struct{ above, stage int }
+	for _, v := range []variant{{0, 256}, {1, 256}, {100, 256}, {1, 3}, {100, 3}, {60, 1}} {
+		t.Run(fmt.Sprintf("disk above %d, staged by %d", v.above, v.stage), func(t *testing.T) {
+			above := v.above
+			withStageRows(t, v.stage)
 			back := New(dim)
 			if above > 0 {
 				back.DiskVectors(t.TempDir(), above)
@@ -71,6 +74,12 @@ func TestRestoreCodesBlocksAsTheyFill(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withStageRows(t *testing.T, n int) {
+	old := stageRows
+	stageRows = n
+	t.Cleanup(func() { stageRows = old })
 }
 
 // sameRowsAndCodes checks that back's domains hold src's rows in the same

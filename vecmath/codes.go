@@ -89,6 +89,15 @@ func (c *Codes) Grown(rows int) *Codes {
 	return &g
 }
 
+// Clipped returns c's codes in memory holding no room beyond its rows,
+// for codes reserved for more rows than came.
+func (c *Codes) Clipped() *Codes {
+	return &Codes{q: c.q, n: c.n, inexact: c.inexact,
+		bits: slices.Clip(slices.Clone(c.bits)), nib: slices.Clip(slices.Clone(c.nib)),
+		c1: slices.Clip(slices.Clone(c.c1)), sd1: slices.Clip(slices.Clone(c.sd1)),
+		s4: slices.Clip(slices.Clone(c.s4)), nrm: slices.Clip(slices.Clone(c.nrm))}
+}
+
 // Append encodes vec (length Dim) as row Len().
 func (c *Codes) Append(vec []float32) {
 	if len(vec) != c.q.dim {

@@ -94,6 +94,29 @@ func TestCodesReserve(t *testing.T) {
 	}
 }
 
+// TestCodesClipped: clipped codes equal the reserved ones, hold less
+// memory, and take appends like any codes.
+func TestCodesClipped(t *testing.T) {
+	const dim = 100
+	q := NewQuantizer(dim)
+	r := newRand(6)
+	var rows [][]float32
+	c := NewCodes(q)
+	c.Reserve(500)
+	for range 45 {
+		rows = append(rows, randUnit(r, dim))
+		c.Append(rows[len(rows)-1])
+	}
+	got := c.Clipped()
+	equalCodes(t, got, codesOf(q, rows))
+	if got.Bytes() >= c.Bytes()/2 {
+		t.Fatalf("clipped codes hold %d bytes, reserved ones %d", got.Bytes(), c.Bytes())
+	}
+	rows = append(rows, randUnit(r, dim))
+	got.Append(rows[len(rows)-1])
+	equalCodes(t, got, codesOf(q, rows))
+}
+
 // TestCodesAppendCode: rows encoded ahead (EncodeRow, one RowCode reused)
 // and stored by AppendCode give the codes Append gives, exact-only and
 // zero rows included; a row code of another dimension panics.
