@@ -60,12 +60,20 @@ type stage struct {
 // coder (384 KiB at d=384); a variable so tests can stage in small steps.
 var stageRows = 256
 
-// coderQueue is how many full blocks wait for the coder before the
-// restoring goroutine waits for it (each is 12 MiB at d=384).
-const coderQueue = 2
+// coderQueue is how many jobs wait for the coder before the restoring
+// goroutine waits for it. A full block's rows are the block's own (no
+// copy), and a staged chunk is 384 KiB at d=384: the queue costs at most
+// 12 MiB of chunks. With two, the restoring goroutine waited for the
+// coder 5.5 s of a 25 s restore (1M atoms, 100 domains): the coder, the
+// collector and the restore share two cores, and a coder short of one
+// for a moment stopped the restore, leaving cores idle later.
+const coderQueue = 32
+
+// freeBlocks is how many whole blocks' rows (12 MiB each) wait for reuse.
+const freeBlocks = 3
 
 func newBlockCoder(dim int) *blockCoder {
-	return &blockCoder{dim: dim, free: make(chan []float32, coderQueue+1),
+	return &blockCoder{dim: dim, free: make(chan []float32, freeBlocks),
 		spare: make(chan []float32, coderQueue+1), stages: make(map[*domainIndex]*stage)}
 }
 
