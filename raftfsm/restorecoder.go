@@ -141,12 +141,15 @@ func (c *blockCoder) flush(s *stage) {
 
 // stageBuf returns an empty staging buffer: one the coder is done with,
 // or fresh.
-func (c *blockCoder) stageBuf() []float32 {
+func (c *blockCoder) stageBuf() []float32 { return c.take(c.spare, stageRows) }
+
+// take returns empty room for rows rows from pool, or fresh.
+func (c *blockCoder) take(pool chan []float32, rows int) []float32 {
 	select {
-	case b := <-c.spare:
+	case b := <-pool:
 		return b
 	default:
-		return make([]float32, 0, stageRows*c.dim)
+		return make([]float32, 0, rows*c.dim)
 	}
 }
 
@@ -235,14 +238,7 @@ func (c *blockCoder) room(d *domainIndex, left int) {
 
 // whole returns memory for a whole block: rows a block on disk freed, or
 // fresh.
-func (c *blockCoder) whole() []float32 {
-	select {
-	case v := <-c.free:
-		return v
-	default:
-		return make([]float32, 0, arenaRows*c.dim)
-	}
-}
+func (c *blockCoder) whole() []float32 { return c.take(c.free, arenaRows) }
 
 // finish waits for the coder and puts its blocks' codes, and the blocks
 // it wrote to disk, in place.
