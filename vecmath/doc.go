@@ -54,7 +54,9 @@
 //     estimate: one float a row to write and read back, not two.)
 //  3. Candidates: every other row whose stage-1 upper bound can reach tau is
 //     refined with its 4-bit code (bound int4Eps deviations), and those whose
-//     refined bound still reaches tau are evaluated exactly.
+//     refined bound still reaches tau are evaluated exactly. The scan keeps
+//     each 32-row block's largest bound too, so listing the candidates
+//     skips the blocks that cannot hold one (most of them).
 //
 // A caller that can rule rows out in bulk (SearchOptions.Prune, asked per
 // stage-1 task) has them marked handled before stage 2: they are never
