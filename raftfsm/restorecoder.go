@@ -102,6 +102,9 @@ func (c *blockCoder) stage(d *domainIndex, a *Atom, vec []float32, left int) boo
 	k := len(d.rows) / arenaRows
 	s := c.stages[d]
 	if s == nil || s.k != k {
+		if s != nil {
+			c.flush(s) // not reached: a block's stage ends when it fills
+		}
 		disk := d.vs.block()
 		if disk == nil {
 			return false
