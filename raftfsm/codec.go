@@ -228,6 +228,19 @@ func (d *dec) strs() []string {
 	return s
 }
 
+// interned is strs with each string interned in c, its names returned.
+func (d *dec) interned(c *conceptIDs) []string {
+	n := d.count(1)
+	if n == 0 {
+		return nil
+	}
+	s := make([]string, n)
+	for i := range s {
+		s[i] = c.names[c.internBytes(d.view())]
+	}
+	return s
+}
+
 func (d *dec) ids() []ID {
 	n := d.count(16)
 	if n == 0 {

@@ -20,7 +20,7 @@ func (t *tenant) restoreAtoms(d *dec, dim int) error {
 	coder := newBlockCoder(dim)
 	defer coder.finish()
 	for j := 0; j < n && d.err == nil; j++ {
-		a := d.atom()
+		a := d.atomOf(t)
 		m := d.count(4)
 		if d.err != nil {
 			break
@@ -32,7 +32,7 @@ func (t *tenant) restoreAtoms(d *dec, dim int) error {
 		if d.err != nil {
 			break
 		}
-		dm := t.index(a)
+		dm := t.indexCanonical(a)
 		if a.Type != Secret {
 			getF32s(vec, raw)
 			coder.add(dm, a, vec, n-j)

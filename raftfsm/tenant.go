@@ -63,6 +63,14 @@ func newTenant(id string, vs *vecStore) *tenant {
 	}
 }
 
+// domainName is the name of t's domain named b, or a copy of b.
+func (t *tenant) domainName(b []byte) string {
+	if d := t.domains[string(b)]; d != nil {
+		return d.name
+	}
+	return string(b)
+}
+
 func (t *tenant) domain(name string) *domainIndex {
 	d := t.domains[name]
 	if d == nil {
@@ -84,6 +92,16 @@ func (t *tenant) insert(a *Atom, vec []float32) {
 // a secret. The atom's domain and concepts become the tenant's shared
 // copies of those strings (its concept slice is rewritten in place).
 func (t *tenant) index(a *Atom) *domainIndex {
+	if cap(a.Concepts) > len(a.Concepts) {
+		a.Concepts = slices.Clone(a.Concepts)
+	}
+	t.edges.concepts.canonical(a.Concepts)
+	return t.indexCanonical(a)
+}
+
+// indexCanonical is index of an atom whose concepts are the tenant's
+// interned names already, in a list of its own (dec.atomOf).
+func (t *tenant) indexCanonical(a *Atom) *domainIndex {
 	t.atoms[a.ID] = a
 	t.noteValence(a.Valence)
 	d := t.domain(a.Domain)
@@ -98,10 +116,6 @@ func (t *tenant) index(a *Atom) *domainIndex {
 	if a.Fingerprint != "" {
 		t.prints[a.Fingerprint] = append(t.prints[a.Fingerprint], a)
 	}
-	if cap(a.Concepts) > len(a.Concepts) {
-		a.Concepts = slices.Clone(a.Concepts)
-	}
-	t.edges.concepts.canonical(a.Concepts)
 	for _, c := range a.Concepts {
 		t.postings[c] = append(t.postings[c], a)
 	}
