@@ -86,23 +86,16 @@ func (e *enc) atom(a *Atom) {
 	e.id(a.MergedInto)
 }
 
-func (d *dec) atom() *Atom { return d.atomOf(nil) }
-
-// atomOf is atom for a restore of tenant t (when not nil): the atom's
-// concepts are t's interned names, and its domain the name of t's domain
-// when t has it, so that neither is a fresh string the index drops (7
-// million concept strings at a million atoms).
+// atomOf decodes an atom of tenant t's snapshot: its concepts are t's
+// interned names, and its domain the name of t's domain when t has it, so
+// that neither is a fresh string the index drops (7 million concept
+// strings at a million atoms).
 func (d *dec) atomOf(t *tenant) *Atom {
 	a := &Atom{slot: -1}
 	a.ID = d.id()
 	a.Content = d.str()
-	if t != nil {
-		a.Concepts = d.interned(&t.edges.concepts)
-		a.Domain = t.domainName(d.view())
-	} else {
-		a.Concepts = d.strs()
-		a.Domain = d.str()
-	}
+	a.Concepts = d.interned(&t.edges.concepts)
+	a.Domain = t.domainName(d.view())
 	a.Metadata = d.bytes()
 	a.Fingerprint = d.str()
 	a.ExternalRef = d.str()
