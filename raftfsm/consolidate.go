@@ -60,6 +60,7 @@ func (f *FSM) applyConsolidate(c *ConsolidateCmd, near *neighbours) *Consolidate
 		}
 		res.AtomsBefore++
 		if a.Type == Episode && abs(a.Valence) >= protectValence {
+			t.counts.retype(a, Singleton)
 			a.Type = Singleton
 			res.SingletonsProtected++
 		}

@@ -41,7 +41,9 @@ type Stats struct {
 	AvgImportance        float64
 }
 
-// Stats computes the tenant's statistics; secrets are excluded.
+// Stats returns the tenant's statistics; secrets are excluded. The
+// counters are kept as atoms change (counts.go): only the domains are
+// listed here.
 func (f *FSM) Stats(tenantID string) Stats {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -50,47 +52,17 @@ func (f *FSM) Stats(tenantID string) Stats {
 	if t == nil {
 		return st
 	}
-	var sumV, sumI float64
-	for _, a := range t.feed {
-		switch a.Type {
-		case Secret:
-			continue
-		case Prototype:
-			st.Prototypes++
-		case Singleton:
-			st.Singletons++
-		default:
-			st.Episodes++
-		}
-		st.TotalAtoms++
-		sumV += a.Valence
-		sumI += a.Importance
-	}
+	y := &t.counts
+	st.Episodes, st.Prototypes, st.Singletons = y.byType[Episode], y.byType[Prototype], y.byType[Singleton]
+	st.TotalAtoms = y.atoms()
 	if st.TotalAtoms > 0 {
-		st.AvgValence = sumV / float64(st.TotalAtoms)
-		st.AvgImportance = sumI / float64(st.TotalAtoms)
+		st.AvgValence = y.valence.float() / float64(st.TotalAtoms)
+		st.AvgImportance = y.importance.float() / float64(st.TotalAtoms)
 	}
 	st.HebbianEdges = t.edges.count
-	st.EpisodicFingerprints = t.fingerprintCount()
+	st.EpisodicFingerprints = y.prints
 	st.Domains = t.sortedDomains()
 	return st
-}
-
-// fingerprintCount is how many fingerprints some non-secret atom carries:
-// the tenant's fingerprint index, whose lists hold a secret alone at most
-// rarely. Stats built a set of every atom's fingerprint instead, a map
-// insert an atom on each call.
-func (t *tenant) fingerprintCount() int {
-	n := 0
-	for _, list := range t.prints {
-		for _, a := range list {
-			if a.Type != Secret {
-				n++
-				break
-			}
-		}
-	}
-	return n
 }
 
 // AtomCount returns the tenant's total_atoms (every non-secret revision).

@@ -18,6 +18,7 @@ type tenant struct {
 	idem     map[string]*idemRecord
 	// idemExpiry holds idem's records (and ones replaced since) by expiry.
 	idemExpiry idemHeap
+	counts     counts     // Stats' counters (counts.go)
 	room       *Room      // set when the tenant is a room
 	chat       *chatState // set when the tenant is a chat room (chat.go)
 	// lastCreated keeps created_at strictly increasing inside the tenant, so
@@ -42,6 +43,7 @@ func (t *tenant) noteValence(v float64) {
 // listing or unlisting a's row among its domain's heavy rows.
 func (t *tenant) setValence(a *Atom, v float64) {
 	was := a.Valence
+	t.counts.revalue(a, v)
 	a.Valence = v
 	t.noteValence(v)
 	if d := t.domains[a.Domain]; d != nil && a.slot >= 0 && (was > 0) != (v > 0) {
@@ -113,12 +115,16 @@ func (t *tenant) indexCanonical(a *Atom) *domainIndex {
 	if a.ExternalRef != "" {
 		t.extRefs[a.ExternalRef] = a
 	}
-	if a.Fingerprint != "" {
-		t.prints[a.Fingerprint] = append(t.prints[a.Fingerprint], a)
+	if fp := a.Fingerprint; fp != "" {
+		if a.Type != Secret && !anyCounted(t.prints[fp]) {
+			t.counts.prints++
+		}
+		t.prints[fp] = append(t.prints[fp], a)
 	}
 	for _, c := range a.Concepts {
 		t.postings[c] = append(t.postings[c], a)
 	}
+	t.counts.add(a)
 	t.feedInsert(a)
 	if a.CreatedAt > t.lastCreated {
 		t.lastCreated = a.CreatedAt
@@ -170,10 +176,13 @@ func (t *tenant) remove(a *Atom, dim int) {
 	if a.ExternalRef != "" && t.extRefs[a.ExternalRef] == a {
 		delete(t.extRefs, a.ExternalRef)
 	}
-	if a.Fingerprint != "" {
-		t.prints[a.Fingerprint] = removeAtom(t.prints[a.Fingerprint], a)
-		if len(t.prints[a.Fingerprint]) == 0 {
-			delete(t.prints, a.Fingerprint)
+	if fp := a.Fingerprint; fp != "" {
+		t.prints[fp] = removeAtom(t.prints[fp], a)
+		if a.Type != Secret && !anyCounted(t.prints[fp]) {
+			t.counts.prints--
+		}
+		if len(t.prints[fp]) == 0 {
+			delete(t.prints, fp)
 		}
 	}
 	for _, c := range a.Concepts {
@@ -182,6 +191,7 @@ func (t *tenant) remove(a *Atom, dim int) {
 			delete(t.postings, c)
 		}
 	}
+	t.counts.remove(a)
 	if i := t.feedIndex(a); i >= 0 {
 		copy(t.feed[i:], t.feed[i+1:])
 		t.feed[len(t.feed)-1] = nil
@@ -210,6 +220,7 @@ func (t *tenant) removeRows(d *domainIndex) {
 	prints := make(map[string]bool)
 	postings := make(map[string]bool)
 	for _, a := range d.rows {
+		t.counts.remove(a)
 		delete(t.atoms, a.ID)
 		if a.ExternalRef != "" && t.extRefs[a.ExternalRef] == a {
 			delete(t.extRefs, a.ExternalRef)
@@ -217,6 +228,9 @@ func (t *tenant) removeRows(d *domainIndex) {
 		if fp := a.Fingerprint; fp != "" && !prints[fp] {
 			prints[fp] = true
 			t.prints[fp] = keepAtoms(t.prints[fp], gone)
+			if !anyCounted(t.prints[fp]) {
+				t.counts.prints-- // a's fingerprint was counted
+			}
 			if len(t.prints[fp]) == 0 {
 				delete(t.prints, fp)
 			}
