@@ -252,9 +252,16 @@ func (s *edgeSet) touchIDs(ia, ib int32, eta, outcome float64, hasOutcome bool, 
 }
 
 // add stores r's figures as the next edge, of the concepts of ids ia and
-// ib, and lists it in both adjacencies; it enters the top lists through
-// rank.
+// ib, and lists it in both adjacencies and the pair index; it enters the
+// top lists through rank.
 func (s *edgeSet) add(r edgeRec, ia, ib int32) int32 {
+	n := s.addRow(r, ia, ib)
+	s.pairs.put(pairKey(ia, ib), n)
+	return n
+}
+
+// addRow is add but for the pair index.
+func (s *edgeSet) addRow(r edgeRec, ia, ib int32) int32 {
 	n := int32(s.count)
 	if n < edgeGeometric && n == int32((1<<len(s.slab)-1)<<edgeChunkMinBits) ||
 		n >= edgeGeometric && (int(n)-edgeGeometric)&(1<<edgeChunkMaxBits-1) == 0 {
@@ -265,7 +272,6 @@ func (s *edgeSet) add(r edgeRec, ia, ib int32) int32 {
 		s.inTop = append(s.inTop, 0)
 	}
 	s.count++
-	s.pairs.put(pairKey(ia, ib), n)
 	r.id = [2]int32{ia, ib}
 	*s.rec(n) = r
 	for _, c := range [2]int32{ia, ib} {
@@ -281,10 +287,12 @@ func (s *edgeSet) add(r edgeRec, ia, ib int32) int32 {
 }
 
 // link stores an edge read from a snapshot: r's figures between the
-// concepts a and b (ids in the concept table).
-func (s *edgeSet) link(a, b int32, r edgeRec) {
-	n := s.add(r, a, b)
+// concepts a and b (ids in the concept table). It returns the edge's
+// number, which the caller lists in the pair index (a pairBuilder).
+func (s *edgeSet) link(a, b int32, r edgeRec) int32 {
+	n := s.addRow(r, a, b)
 	s.reweigh(s.rec(n), n, 0, true)
+	return n
 }
 
 // listed reports whether edge n is in the top list of its concept at side.

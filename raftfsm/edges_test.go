@@ -176,10 +176,13 @@ func TestEdgeSetMatchesReference(t *testing.T) {
 				t.Fatalf("no concept has more than %d strong edges: the test misses evictions", edgeTop)
 			}
 			restored := newEdgeSet()
+			ix := buildPairs(&restored.pairs) // as a restore does
 			for _, e := range got.sorted() {
-				restored.link(restored.concepts.intern(e.A), restored.concepts.intern(e.B),
-					edgeRec{Weight: e.Weight, Count: e.Count, Valence: e.Valence, UpdatedAt: e.UpdatedAt})
+				a, b := restored.concepts.intern(e.A), restored.concepts.intern(e.B)
+				ix.put(pairKey(a, b), restored.link(a, b,
+					edgeRec{Weight: e.Weight, Count: e.Count, Valence: e.Valence, UpdatedAt: e.UpdatedAt}))
 			}
+			ix.wait()
 			checkEdges(t, &restored, ref, rng, name)
 		})
 	}

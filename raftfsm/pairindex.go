@@ -83,3 +83,66 @@ func (p *pairIndex) grow() {
 		}
 	}
 }
+
+// pairBuilder fills a pair index on a goroutine of its own while a restore
+// goes on reading edges: inserting a million-atom tenant's 8 million pairs
+// (a cache miss each in a 130 MB table) took ~2 s of the restore's one
+// goroutine, with the other core idle. Keys go over in batches, in order,
+// so the index is the one putting them one by one makes.
+type pairBuilder struct {
+	batch []pairPut
+	full  chan []pairPut // batches to insert
+	free  chan []pairPut // batches inserted, to reuse
+	done  chan struct{}
+}
+
+type pairPut struct {
+	key uint64
+	n   int32
+}
+
+// pairBatch is how many pairs a batch carries; pairBatches how many
+// batches a builder has.
+const (
+	pairBatch   = 8192
+	pairBatches = 4
+)
+
+// buildPairs starts a builder of p, which nothing else may touch until its
+// wait returns.
+func buildPairs(p *pairIndex) *pairBuilder {
+	b := &pairBuilder{full: make(chan []pairPut, pairBatches), free: make(chan []pairPut, pairBatches),
+		done: make(chan struct{})}
+	for range pairBatches - 1 {
+		b.free <- make([]pairPut, 0, pairBatch)
+	}
+	b.batch = make([]pairPut, 0, pairBatch)
+	go func() {
+		defer close(b.done)
+		for batch := range b.full {
+			for _, x := range batch {
+				p.put(x.key, x.n)
+			}
+			b.free <- batch[:0]
+		}
+	}()
+	return b
+}
+
+// put lists key with number n.
+func (b *pairBuilder) put(key uint64, n int32) {
+	b.batch = append(b.batch, pairPut{key, n})
+	if len(b.batch) == pairBatch {
+		b.full <- b.batch
+		b.batch = <-b.free
+	}
+}
+
+// wait inserts what is left and returns once every pair is in the index.
+func (b *pairBuilder) wait() {
+	if len(b.batch) > 0 {
+		b.full <- b.batch
+	}
+	close(b.full)
+	<-b.done
+}

@@ -2,6 +2,7 @@ package raftfsm
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -46,5 +47,32 @@ func TestPairIndexMatchesMap(t *testing.T) {
 		if 4*p.n > 3*len(p.keys) {
 			t.Fatalf("load %d of %d slots", p.n, len(p.keys))
 		}
+	}
+}
+
+// TestPairBuilderMatchesPuts fills an index through a builder, over
+// several batches and with keys put twice, and compares it with the same
+// puts made one by one.
+func TestPairBuilderMatchesPuts(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	const n = 5*pairBatch + 17
+	keys := make([]uint64, n)
+	for i := range keys {
+		keys[i] = pairKey(int32(rng.Intn(5000)), int32(rng.Intn(5000)))
+	}
+	want, got := newPairIndex(n), newPairIndex(n)
+	b := buildPairs(&got)
+	for i, k := range keys {
+		want.put(k, int32(i))
+		b.put(k, int32(i))
+	}
+	b.wait()
+	if got.n != want.n || !slices.Equal(got.keys, want.keys) || !slices.Equal(got.vals, want.vals) {
+		t.Fatalf("builder's index differs: %d pairs against %d", got.n, want.n)
+	}
+	empty := newPairIndex(0)
+	buildPairs(&empty).wait() // nothing put: returns at once
+	if empty.n != 0 {
+		t.Fatal("an empty build listed pairs")
 	}
 }

@@ -277,11 +277,13 @@ func decodeFrom(d *dec, vs *vecStore) (map[string]*tenant, int, error) {
 		// a count that cannot fit is refused before the map is sized by it.
 		edges := d.count(2 + 8 + 1 + 8 + 1)
 		t.edges.pairs = newPairIndex(edges)
+		ix := buildPairs(&t.edges.pairs)
 		for j := 0; j < edges && d.err == nil; j++ {
 			a := t.edges.concepts.internBytes(d.view())
 			b := t.edges.concepts.internBytes(d.view())
-			t.edges.link(a, b, edgeRec{Weight: d.f64(), Count: d.varint(), Valence: d.f64(), UpdatedAt: d.varint()})
+			ix.put(pairKey(a, b), t.edges.link(a, b, edgeRec{Weight: d.f64(), Count: d.varint(), Valence: d.f64(), UpdatedAt: d.varint()}))
 		}
+		ix.wait()
 		idem := d.count(1)
 		for j := 0; j < idem && d.err == nil; j++ {
 			t.addIdem(d.idemRecord())
