@@ -70,6 +70,9 @@ func (c GroupConfig) withDefaults() GroupConfig {
 	return c
 }
 
+// leaderLease is raft's LeaderLeaseTimeout.
+const leaderLease = 250 * time.Millisecond
+
 // raftConfig is raft's default configuration tuned for loopback and LAN
 // latencies.
 func raftConfig(nodeID string, c GroupConfig, logger hclog.Logger) *raft.Config {
@@ -77,7 +80,7 @@ func raftConfig(nodeID string, c GroupConfig, logger hclog.Logger) *raft.Config 
 	rc.LocalID = raft.ServerID(nodeID)
 	rc.HeartbeatTimeout = 500 * time.Millisecond
 	rc.ElectionTimeout = 500 * time.Millisecond
-	rc.LeaderLeaseTimeout = 250 * time.Millisecond
+	rc.LeaderLeaseTimeout = leaderLease
 	rc.CommitTimeout = 5 * time.Millisecond
 	rc.BatchApplyCh = true
 	rc.SnapshotThreshold = c.SnapshotThreshold
@@ -211,7 +214,33 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 		storageFailing: failing,
 	}
 	go grp.snapshotBySize()
+	campaignIfAlone(r, rc.LocalID)
 	return grp, nil
+}
+
+// campaignIfAlone starts an election at once when this node is the group's
+// only voter. Raft otherwise waits a heartbeat timeout (0.5–1 s) for word
+// from a leader that cannot exist: at every start of a single-node server,
+// and after each group's restore, before it can serve. Lowering the
+// heartbeat timeout through ReloadConfig wakes raft's follower loop at once
+// (it re-checks its timer); having heard from no leader, it campaigns and,
+// the only voter, wins. The timeout goes back at once: the wake-up is
+// already queued.
+func campaignIfAlone(r *raft.Raft, id raft.ServerID) {
+	f := r.GetConfiguration()
+	if f.Error() != nil {
+		return
+	}
+	servers := f.Configuration().Servers
+	if len(servers) != 1 || servers[0].ID != id || servers[0].Suffrage != raft.Voter {
+		return
+	}
+	rc := r.ReloadableConfig()
+	short := rc
+	short.HeartbeatTimeout = max(rc.HeartbeatTimeout/2, leaderLease) // raft refuses one under the lease
+	if short.HeartbeatTimeout < rc.HeartbeatTimeout && r.ReloadConfig(short) == nil {
+		_ = r.ReloadConfig(rc)
+	}
 }
 
 // snapshotCheck is how often a group compares the bytes applied since its
