@@ -96,9 +96,10 @@ func getF32s(v []float32, b []byte) {
 // the bytes not yet decoded: all of them, or with src the part of a stream
 // read so far (src.fill reads on as decoders need more).
 type dec struct {
-	b   []byte
-	err error
-	src *window
+	b    []byte
+	err  error
+	src  *window
+	cids []int32 // the concept ids of the list interned last (interned)
 }
 
 func (d *dec) fail(what string) {
@@ -229,14 +230,19 @@ func (d *dec) strs() []string {
 }
 
 // interned is strs with each string interned in c, its names returned.
+// interned reads a list of concepts as c's interned copies, their ids
+// left in d.cids.
 func (d *dec) interned(c *conceptIDs) []string {
+	d.cids = d.cids[:0]
 	n := d.count(1)
 	if n == 0 {
 		return nil
 	}
 	s := make([]string, n)
 	for i := range s {
-		s[i] = c.names[c.internBytes(d.view())]
+		id := c.internBytes(d.view())
+		s[i] = c.names[id]
+		d.cids = append(d.cids, id)
 	}
 	return s
 }

@@ -50,3 +50,13 @@ func (c *conceptIDs) canonical(list []string) {
 		list[i] = c.names[c.intern(s)]
 	}
 }
+
+// canonicalIDs is canonical, appending the concepts' ids to ids.
+func (c *conceptIDs) canonicalIDs(list []string, ids []int32) []int32 {
+	for i, s := range list {
+		id := c.intern(s)
+		list[i] = c.names[id]
+		ids = append(ids, id)
+	}
+	return ids
+}

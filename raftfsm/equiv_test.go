@@ -55,9 +55,10 @@ func stateDump(f *FSM) []string {
 		u(uint64(len(t.atoms)))
 		ids(t.feed)
 		section("tenant " + tid)
-		for _, k := range sortedKeys(t.postings) {
+		byName := postingsByName(t)
+		for _, k := range sortedKeys(byName) {
 			s(k)
-			ids(t.postings[k])
+			ids(byName[k])
 		}
 		section("postings")
 		for _, k := range sortedKeys(t.prints) {
@@ -150,4 +151,16 @@ func sameState(t *testing.T, what string, got, want *FSM) {
 	if len(g) != len(w) {
 		t.Fatalf("%s: the states differ: %d sections against %d", what, len(g), len(w))
 	}
+}
+
+// postingsByName is the tenant's non-empty postings by concept name: ids
+// differ between states that hold the same atoms.
+func postingsByName(t *tenant) map[string][]*Atom {
+	out := map[string][]*Atom{}
+	for id, list := range t.postings {
+		if len(list) > 0 {
+			out[t.edges.concepts.names[id]] = list
+		}
+	}
+	return out
 }

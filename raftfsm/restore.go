@@ -32,7 +32,7 @@ func (t *tenant) restoreAtoms(d *dec, dim int) error {
 		if d.err != nil {
 			break
 		}
-		dm := t.indexCanonical(a)
+		dm := t.indexCanonical(a, d.cids)
 		if a.Type != Secret {
 			getF32s(vec, raw)
 			coder.add(dm, a, vec, n-j)

@@ -646,7 +646,7 @@ func (s *search) countMatches() []tally {
 	defer func() { sc.found = found[:0] }()
 	read := 0
 	for _, c := range s.rarestFirst() {
-		list := s.t.postings[c]
+		list := s.t.posting(c)
 		end := max(len(list)-maxPostingsRead, 0)
 		for i := len(list) - 1; i >= end; i-- {
 			if read++; read > maxPostingsRead {
@@ -733,7 +733,7 @@ func bestN[T any](s []T, n int, before func(x, y T) bool) []T {
 func (s *search) rarestFirst() []string {
 	out := slices.Clone(s.req.Concepts)
 	slices.SortStableFunc(out, func(a, b string) int {
-		return cmp.Compare(len(s.t.postings[a]), len(s.t.postings[b]))
+		return cmp.Compare(len(s.t.posting(a)), len(s.t.posting(b)))
 	})
 	return out
 }
@@ -866,7 +866,7 @@ func (s *search) reach(expanded []string, weight map[string]float64) []reached {
 	read := 0
 	for _, c := range expanded {
 		w := weight[c]
-		list := s.t.postings[c]
+		list := s.t.posting(c)
 		end := max(len(list)-maxAssocPerConcept, 0)
 		for i := len(list) - 1; i >= end; i-- {
 			if read++; read > maxAssocPostings {

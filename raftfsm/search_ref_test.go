@@ -94,7 +94,7 @@ func refRanked(s *search, n int) []candidate {
 func refHebbian(s *search, expanded []string, weight map[string]float64, slots int) []candidate {
 	best := map[*Atom]candidate{}
 	for _, c := range expanded {
-		for _, a := range s.t.postings[c] {
+		for _, a := range s.t.posting(c) {
 			if s.seated[a] || !s.inScope(a) || !s.visible(a) {
 				continue
 			}

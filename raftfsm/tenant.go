@@ -12,7 +12,7 @@ type tenant struct {
 	domains  map[string]*domainIndex
 	extRefs  map[string]*Atom
 	prints   map[string][]*Atom // fingerprint -> atoms, insertion order
-	postings map[string][]*Atom // concept -> atoms carrying it, insertion order
+	postings [][]*Atom          // concept id -> atoms carrying it, insertion order (posting)
 	feed     []*Atom            // every atom ordered by (CreatedAt, ID)
 	edges    edgeSet
 	idem     map[string]*idemRecord
@@ -53,15 +53,14 @@ func (t *tenant) setValence(a *Atom, v float64) {
 
 func newTenant(id string, vs *vecStore) *tenant {
 	return &tenant{
-		id:       id,
-		vs:       vs,
-		atoms:    make(map[ID]*Atom),
-		domains:  make(map[string]*domainIndex),
-		extRefs:  make(map[string]*Atom),
-		prints:   make(map[string][]*Atom),
-		postings: make(map[string][]*Atom),
-		edges:    newEdgeSet(),
-		idem:     make(map[string]*idemRecord),
+		id:      id,
+		vs:      vs,
+		atoms:   make(map[ID]*Atom),
+		domains: make(map[string]*domainIndex),
+		extRefs: make(map[string]*Atom),
+		prints:  make(map[string][]*Atom),
+		edges:   newEdgeSet(),
+		idem:    make(map[string]*idemRecord),
 	}
 }
 
@@ -97,13 +96,14 @@ func (t *tenant) index(a *Atom) *domainIndex {
 	if cap(a.Concepts) > len(a.Concepts) {
 		a.Concepts = slices.Clone(a.Concepts)
 	}
-	t.edges.concepts.canonical(a.Concepts)
-	return t.indexCanonical(a)
+	var buf [16]int32
+	return t.indexCanonical(a, t.edges.concepts.canonicalIDs(a.Concepts, buf[:0]))
 }
 
 // indexCanonical is index of an atom whose concepts are the tenant's
-// interned names already, in a list of its own (dec.atomOf).
-func (t *tenant) indexCanonical(a *Atom) *domainIndex {
+// interned names already, in a list of its own, and whose concept ids are
+// ids (dec.atomOf).
+func (t *tenant) indexCanonical(a *Atom, ids []int32) *domainIndex {
 	t.atoms[a.ID] = a
 	t.noteValence(a.Valence)
 	d := t.domain(a.Domain)
@@ -121,8 +121,11 @@ func (t *tenant) indexCanonical(a *Atom) *domainIndex {
 		}
 		t.prints[fp] = append(t.prints[fp], a)
 	}
-	for _, c := range a.Concepts {
-		t.postings[c] = append(t.postings[c], a)
+	for _, id := range ids {
+		if int(id) >= len(t.postings) {
+			t.postings = slices.Grow(t.postings, int(id)+1-len(t.postings))[:id+1]
+		}
+		t.postings[id] = append(t.postings[id], a)
 	}
 	t.counts.add(a)
 	t.feedInsert(a)
@@ -159,6 +162,14 @@ func (t *tenant) feedIndex(a *Atom) int {
 	return -1
 }
 
+// posting lists the atoms carrying concept c, in insertion order.
+func (t *tenant) posting(c string) []*Atom {
+	if id, ok := t.edges.concepts.lookup(c); ok && int(id) < len(t.postings) {
+		return t.postings[id]
+	}
+	return nil
+}
+
 // remove deletes a from every index. Supersession pointers of other atoms
 // are left as they are: a dangling pointer is how history reports a break.
 func (t *tenant) remove(a *Atom, dim int) {
@@ -186,9 +197,11 @@ func (t *tenant) remove(a *Atom, dim int) {
 		}
 	}
 	for _, c := range a.Concepts {
-		t.postings[c] = removeAtom(t.postings[c], a)
-		if len(t.postings[c]) == 0 {
-			delete(t.postings, c)
+		if id, ok := t.edges.concepts.lookup(c); ok && int(id) < len(t.postings) {
+			t.postings[id] = removeAtom(t.postings[id], a)
+			if len(t.postings[id]) == 0 {
+				t.postings[id] = nil
+			}
 		}
 	}
 	t.counts.remove(a)
@@ -236,11 +249,11 @@ func (t *tenant) removeRows(d *domainIndex) {
 			}
 		}
 		for _, c := range a.Concepts {
-			if !postings[c] {
+			if id, ok := t.edges.concepts.lookup(c); ok && int(id) < len(t.postings) && !postings[c] {
 				postings[c] = true
-				t.postings[c] = keepAtoms(t.postings[c], gone)
-				if len(t.postings[c]) == 0 {
-					delete(t.postings, c)
+				t.postings[id] = keepAtoms(t.postings[id], gone)
+				if len(t.postings[id]) == 0 {
+					t.postings[id] = nil
 				}
 			}
 		}
