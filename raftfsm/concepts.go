@@ -44,14 +44,8 @@ func (c *conceptIDs) internAll(list []string) {
 	}
 }
 
-// canonical replaces every concept of list by its interned copy, in place.
-func (c *conceptIDs) canonical(list []string) {
-	for i, s := range list {
-		list[i] = c.names[c.intern(s)]
-	}
-}
-
-// canonicalIDs is canonical, appending the concepts' ids to ids.
+// canonicalIDs replaces every concept of list by its interned copy, in
+// place, and appends their ids to ids.
 func (c *conceptIDs) canonicalIDs(list []string, ids []int32) []int32 {
 	for i, s := range list {
 		id := c.intern(s)
