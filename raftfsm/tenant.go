@@ -164,10 +164,16 @@ func (t *tenant) feedIndex(a *Atom) int {
 
 // posting lists the atoms carrying concept c, in insertion order.
 func (t *tenant) posting(c string) []*Atom {
-	if id, ok := t.edges.concepts.lookup(c); ok && int(id) < len(t.postings) {
+	if id, ok := t.postingID(c); ok {
 		return t.postings[id]
 	}
 	return nil
+}
+
+// postingID is the index in postings of concept c's list, if it has one.
+func (t *tenant) postingID(c string) (int32, bool) {
+	id, ok := t.edges.concepts.lookup(c)
+	return id, ok && int(id) < len(t.postings)
 }
 
 // remove deletes a from every index. Supersession pointers of other atoms
@@ -197,7 +203,7 @@ func (t *tenant) remove(a *Atom, dim int) {
 		}
 	}
 	for _, c := range a.Concepts {
-		if id, ok := t.edges.concepts.lookup(c); ok && int(id) < len(t.postings) {
+		if id, ok := t.postingID(c); ok {
 			t.postings[id] = removeAtom(t.postings[id], a)
 			if len(t.postings[id]) == 0 {
 				t.postings[id] = nil
@@ -231,7 +237,7 @@ func (t *tenant) removeRows(d *domainIndex) {
 	}
 	gone := func(a *Atom) bool { _, ok := set[a]; return ok }
 	prints := make(map[string]bool)
-	postings := make(map[string]bool)
+	postings := make(map[int32]bool)
 	for _, a := range d.rows {
 		t.counts.remove(a)
 		delete(t.atoms, a.ID)
@@ -249,8 +255,8 @@ func (t *tenant) removeRows(d *domainIndex) {
 			}
 		}
 		for _, c := range a.Concepts {
-			if id, ok := t.edges.concepts.lookup(c); ok && int(id) < len(t.postings) && !postings[c] {
-				postings[c] = true
+			if id, ok := t.postingID(c); ok && !postings[id] {
+				postings[id] = true
 				t.postings[id] = keepAtoms(t.postings[id], gone)
 				if len(t.postings[id]) == 0 {
 					t.postings[id] = nil
