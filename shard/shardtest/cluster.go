@@ -2,12 +2,14 @@ package shardtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,8 +114,19 @@ func (c *Cluster) newMember(i int, dir string) *member {
 // startNode opens m's node and starts every group on it.
 func (c *Cluster) startNode(m *member, bootstrap bool) {
 	c.t.Helper()
-	node, err := shard.NewNode(shard.NodeConfig{NodeID: m.id, BindAddr: m.bind, AdvertiseAddr: m.advertise,
-		DataDir: m.dir, Logger: c.cfg.Logger})
+	open := func() (*shard.Node, error) {
+		return shard.NewNode(shard.NodeConfig{NodeID: m.id, BindAddr: m.bind, AdvertiseAddr: m.advertise,
+			DataDir: m.dir, Logger: c.cfg.Logger})
+	}
+	node, err := open()
+	// freeAddr's port was free a moment ago; another test process may
+	// have taken it since. The node then binds another, behind the same
+	// proxy (its advertised address does not change).
+	for try := 0; errors.Is(err, syscall.EADDRINUSE) && try < 5; try++ {
+		m.bind = freeAddr(c.t)
+		c.net.SetTarget(m.id, m.bind)
+		node, err = open()
+	}
 	if err != nil {
 		c.t.Fatalf("shardtest: cannot start %s: %v", m.id, err)
 	}
