@@ -77,7 +77,7 @@ func (c *serveConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.ChatAddr, "chat-addr", "127.0.0.1:8090", "the persistence API (chat-room surface)")
 	fs.StringVar(&c.ChatServiceToken, "chat-service-token", "", "service token of the persistence API's /internal routes")
 	fs.StringVar(&c.ChatPublicURL, "chat-public-url", "", "how browsers reach the persistence API (default http://<chat-addr>)")
-	fs.StringVar(&c.ChatTrustedOrigins, "chat-trusted-origins", "", "comma-separated origins a chat sign-in may return the browser to")
+	fs.StringVar(&c.ChatTrustedOrigins, "chat-trusted-origins", "", "comma-separated origins a chat sign-in may return the browser to, and whose pages may use the session cookie")
 	fs.StringVar(&c.ChatOIDCIssuer, "chat-oidc-issuer", "", "OpenID Connect issuer URL chat users sign in with (empty: guests only)")
 	fs.StringVar(&c.ChatOIDCClientID, "chat-oidc-client-id", "", "client ID registered with the chat OpenID Connect provider")
 	fs.StringVar(&c.ChatOIDCSecret, "chat-oidc-client-secret", "", "client secret for the chat OpenID Connect provider (empty: public client with PKCE)")

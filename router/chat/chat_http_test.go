@@ -497,3 +497,45 @@ func TestBodyOverReadLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestCrossOriginCookieRefused: the session cookie alone does not let a
+// page of another origin act (a sibling subdomain's page gets it despite
+// SameSite=Lax); this surface's own origin, a trusted one, a request
+// without browser headers, a safe method and a bearer token all pass.
+func TestCrossOriginCookieRefused(t *testing.T) {
+	t.Parallel()
+	const trusted = "https://app.example.com"
+	n := newNode(t, withChat(func(c *chat.Config) { c.TrustedOrigins = []string{trusted} }))
+	g := n.guest("Olga")
+	token := g.token
+	g.token = "" // the cookie alone
+	create := func(headers map[string]string) resp {
+		g.extra = headers
+		return g.do("POST", "/api/rooms", map[string]any{"name": "room"})
+	}
+	for _, h := range []map[string]string{
+		{"Origin": "https://evil.example"},
+		{"Sec-Fetch-Site": "same-site", "Origin": "https://chat.evil.example"},
+		{"Sec-Fetch-Site": "cross-site"},
+	} {
+		mustError(t, create(h), 403, "FORBIDDEN", "cross_origin")
+	}
+	g.extra = map[string]string{"Sec-Fetch-Site": "cross-site"}
+	mustError(t, g.do("POST", "/api/auth/sign-out", nil), 403, "FORBIDDEN", "cross_origin")
+	allowed := []map[string]string{
+		{"Sec-Fetch-Site": "same-origin", "Origin": n.URL},
+		{"Origin": n.URL}, // an older browser: Origin matches Host
+		nil,               // no browser headers: not a browser
+		{"Sec-Fetch-Site": "cross-site", "Origin": trusted},
+	}
+	for _, h := range allowed {
+		must(t, create(h), 201)
+	}
+	g.extra = map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}
+	rooms := must(t, g.do("GET", "/api/rooms", nil), 200) // a safe method
+	g.token = token
+	must(t, create(g.extra), 201) // a bearer token: no browser sends it on its own
+	if got, want := len(dig(rooms.Body, "rooms").([]any)), len(allowed); got != want {
+		t.Fatalf("%d rooms after %d allowed creations (refused ones must create none): %s", got, want, rooms.Raw)
+	}
+}

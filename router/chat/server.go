@@ -100,6 +100,8 @@ type Server struct {
 	// user kept in the meta group).
 	guests     *ratelimit.Limiter
 	roomLimits *ratelimit.Limiter // room creations of each user
+	// origins guards the session cookie against other origins (origin.go).
+	origins *http.CrossOriginProtection
 }
 
 // New builds the server; Serve starts it.
@@ -121,7 +123,7 @@ func New(cfg Config, b Backend) *Server {
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{cfg: cfg, b: b, log: cfg.Logger, conns: newHub(), guests: ratelimit.New(guestWindow, guestMaxKeys, time.Now),
-		roomLimits: ratelimit.New(roomWindow, guestMaxKeys, time.Now)}
+		roomLimits: ratelimit.New(roomWindow, guestMaxKeys, time.Now), origins: newOriginGuard(cfg)}
 	if cfg.OIDC.Issuer != "" {
 		s.oidc = newProvider(cfg.OIDC, cfg.HTTPClient)
 	}
@@ -222,7 +224,11 @@ func (s *Server) public(h func(*call) error) fasthttp.RequestHandler {
 		c := &call{ctx: ctx, std: std, reqID: newRequestID(), now: time.Now().UTC()}
 		ctx.Response.Header.Set("X-Request-Id", c.reqID)
 		defer s.recover(c)
-		if err := h(c); err != nil {
+		err := s.crossOrigin(ctx)
+		if err == nil {
+			err = h(c)
+		}
+		if err != nil {
 			s.fail(c, err)
 		}
 	}
