@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -217,12 +218,17 @@ func writeSnapshotHeader(w io.Writer, lastCmd uint64) error {
 	return err
 }
 
-// sizedStore is a snapshot store whose readers tell their snapshot's size
-// (from its metadata): raft's own do not.
-type sizedStore struct{ raft.SnapshotStore }
+// sizedStore is the file snapshot store in dir whose readers tell their
+// snapshot's size (from its metadata), which raft's own do not, and check
+// its CRC as they are read rather than in a pass of their own before
+// (openVerified).
+type sizedStore struct {
+	raft.SnapshotStore
+	dir string // the group's directory
+}
 
 func (s sizedStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
-	meta, rc, err := s.SnapshotStore.Open(id)
+	meta, rc, err := openVerified(filepath.Join(s.dir, snapDir), id)
 	if err != nil {
 		return nil, nil, err
 	}
