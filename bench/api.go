@@ -17,7 +17,8 @@ type Request struct {
 	// Op names the histogram the call is recorded under ("search", "write").
 	Op string
 	// Method is the HTTP method; Path is relative to the REST base
-	// ("/memory/read") unless it starts with "/admin/" or "/health".
+	// ("/memory/read") unless it starts with "/admin/" or "/health", or is
+	// "/metrics".
 	Method, Path string
 	// Key is sent as X-Api-Key when not empty.
 	Key string
@@ -80,7 +81,7 @@ func NewAPI(rawURL, adminToken string, conns int, timeout time.Duration) (*API, 
 func (a *API) Base() string { return a.base }
 
 func (a *API) url(path string) string {
-	if strings.HasPrefix(path, "/admin/") || strings.HasPrefix(path, "/health") {
+	if strings.HasPrefix(path, "/admin/") || strings.HasPrefix(path, "/health") || path == metricsPath {
 		return a.root + path
 	}
 	return a.base + path

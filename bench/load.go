@@ -62,7 +62,10 @@ type PhaseResult struct {
 	ErrorsByCode    map[string]int64    `json:"errors_by_code"`
 	Tags            map[string]int64    `json:"tags,omitempty"`
 	Ops             map[string]OpResult `json:"ops"`
-	Timeline        []TimePoint         `json:"timeline"`
+	// ServerCPU is what the phase cost the node (nil when its /metrics
+	// could not be read).
+	ServerCPU *ServerCPU  `json:"server_cpu,omitempty"`
+	Timeline  []TimePoint `json:"timeline"`
 
 	rec *Recorder
 }

@@ -259,6 +259,13 @@ func (r *Report) Summary(w io.Writer) {
 		if ph.ItemsPerRequest > 1 {
 			fmt.Fprintf(w, "  %d items per request: %.0f atoms/s\n", ph.ItemsPerRequest, ph.OKPerS*float64(ph.ItemsPerRequest))
 		}
+		if c := ph.ServerCPU; c != nil {
+			per := fmt.Sprintf("%.0f µs per request", c.PerRequestUs)
+			if c.PerItemUs > 0 {
+				per = fmt.Sprintf("%.0f µs per item", c.PerItemUs)
+			}
+			fmt.Fprintf(w, "  server CPU %.1f s: %.2f cores busy, %s\n", c.Seconds, c.Cores, per)
+		}
 		phaseWarnings(w, ph)
 		fmt.Fprintf(w, "  %-12s %8s %9s %9s %9s %9s %9s\n", "op", "count", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms")
 		for _, op := range sortedKeys(ph.Ops) {

@@ -145,9 +145,14 @@ func TestReportSummary(t *testing.T) {
 		Floor:     &Latency{Count: 500, P50: 0.2, P90: 0.3, P99: 0.7, Max: 2},
 		IdleFloor: &Latency{Count: 500, P50: 0.4, P90: 0.5, P99: 1.5, Max: 3},
 		Kernels:   &KernelResult{N: 10, Dim: 4, K: 1, Runs: 1, Kernels: []KernelTiming{{Name: "vecmath", Ratio: 0.9}}}}
+	rep.Phases[0].ServerCPU = &ServerCPU{Seconds: 1.5, Cores: 1.25, PerRequestUs: 75}
+	batched := simPhase(t)
+	batched.ItemsPerRequest, batched.ServerCPU = 500, &ServerCPU{Seconds: 30, Cores: 1.7, PerRequestUs: 80_000, PerItemUs: 160}
+	rep.Phases = append(rep.Phases, batched)
 	var b strings.Builder
 	rep.Summary(&b)
-	for _, want := range []string{"hebb bench search", "populate", "open loop 20/s", "search", "(service)", "(server)", "500 round trips: p50 0.20 ms", "1 ms idle: p50 0.40 ms", "vecmath", "0.90x ceiling"} {
+	for _, want := range []string{"hebb bench search", "populate", "open loop 20/s", "search", "(service)", "(server)", "500 round trips: p50 0.20 ms", "1 ms idle: p50 0.40 ms", "vecmath", "0.90x ceiling",
+		"server CPU 1.5 s: 1.25 cores busy, 75 µs per request", "server CPU 30.0 s: 1.70 cores busy, 160 µs per item"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}

@@ -27,10 +27,14 @@ func (t *target) phase(ctx context.Context, name string, gen Generator) error {
 		desc = "closed loop"
 	}
 	fmt.Fprintf(progress(t.cfg.Progress), "%s: %s, %s, %d workers\n", name, desc, t.cfg.Duration, t.cfg.Concurrency)
+	c0, counted := t.api.cpuSeconds()
 	res, err := RunLoad(ctx, t.api, gen, LoadConfig{Name: name, Rate: rate, Duration: t.cfg.Duration,
 		Concurrency: t.cfg.Concurrency, Progress: t.cfg.Progress})
 	if err != nil {
 		return err
+	}
+	if c1, ok := t.api.cpuSeconds(); counted && ok {
+		res.ServerCPU = serverCPU(c0, c1, res)
 	}
 	t.rep.Phases = append(t.rep.Phases, res)
 	return nil
@@ -104,7 +108,11 @@ func (t *target) write(ctx context.Context) error {
 		return batchRequest(t.key, t.gen.items(StreamWrite, from, from+b), nil)
 	})
 	if n := len(t.rep.Phases); err == nil && n > 0 {
-		t.rep.Phases[n-1].ItemsPerRequest = t.cfg.Batch
+		ph := t.rep.Phases[n-1]
+		ph.ItemsPerRequest = t.cfg.Batch
+		if c := ph.ServerCPU; c != nil {
+			c.PerItemUs = c.PerRequestUs / float64(t.cfg.Batch)
+		}
 	}
 	return err
 }

@@ -105,6 +105,13 @@ func TestEndToEnd(t *testing.T) {
 			if tc.workload == WorkloadSearch {
 				checkServerTime(t, rep)
 			}
+			// The node is in this process: its CPU counter counts the
+			// client too, but it was read, and it grew.
+			if c := ph.ServerCPU; c == nil || c.Seconds <= 0 || c.Cores <= 0 || c.PerRequestUs <= 0 {
+				t.Errorf("server CPU not measured: %+v", c)
+			} else if ph.ItemsPerRequest > 1 && c.PerItemUs != c.PerRequestUs/float64(ph.ItemsPerRequest) {
+				t.Errorf("per item %g µs, per request %g µs, %d items", c.PerItemUs, c.PerRequestUs, ph.ItemsPerRequest)
+			}
 			if n := ph.Tags["filtered"]; n > 0 {
 				t.Errorf("%d writes were refused as duplicates", n)
 			}
