@@ -193,12 +193,21 @@ type OAuthRefresh struct {
 
 // OAuthRevoke revokes the family of a token issued to ClientID (RFC 7009);
 // an unknown token or another client's token changes nothing.
-// Result: true when a family was revoked.
+// Result: OAuthRevoked, OAuthRevokeUnknown or OAuthRevokeForeign.
 type OAuthRevoke struct {
 	TokenHash string    `json:"token_hash"`
 	ClientID  string    `json:"client_id"`
 	Now       time.Time `json:"now"`
 }
+
+// Outcomes of an OAuthRevoke. RFC 7009 answers an unknown token as a
+// revoked one, and refuses the request of a client the token was not
+// issued to.
+const (
+	OAuthRevoked       = "revoked"      // the token's family is revoked
+	OAuthRevokeUnknown = "unknown"      // no such live token: nothing to revoke
+	OAuthRevokeForeign = "other_client" // issued to another client: left alone
+)
 
 // EncodeOAuthSetKey encodes an OAuthSetKey command.
 func EncodeOAuthSetKey(c OAuthSetKey) []byte { return encodeCommand(cmdOAuthSetKey, c) }
@@ -403,11 +412,14 @@ func (st *metaState) oauthRevoke(c OAuthRevoke) any {
 	o.init()
 	o.sweep(c.Now)
 	tok, ok := o.tokens[c.TokenHash]
-	if !ok || o.grants[tok.Family].ClientID != c.ClientID {
-		return false
+	switch {
+	case !ok:
+		return OAuthRevokeUnknown
+	case o.grants[tok.Family].ClientID != c.ClientID:
+		return OAuthRevokeForeign
 	}
 	o.revokeFamily(tok.Family)
-	return true
+	return OAuthRevoked
 }
 
 // revokeFamily deletes a grant and every token of it.

@@ -172,19 +172,19 @@ func TestOAuthRefreshNarrows(t *testing.T) {
 func TestOAuthRevoke(t *testing.T) {
 	f := newOAuthFixture(t, ScopeOfflineAccess)
 	f.redeem(fxCode, "fam_1", "at_1", "rt_1")
-	if res := f.apply(EncodeOAuthRevoke(OAuthRevoke{TokenHash: "at_1", ClientID: "client_2", Now: f.now})); res != false {
+	if res := f.apply(EncodeOAuthRevoke(OAuthRevoke{TokenHash: "at_1", ClientID: "client_2", Now: f.now})); res != OAuthRevokeForeign {
 		t.Errorf("revoke by another client = %v", res)
 	}
 	if !f.valid("at_1") {
 		t.Fatal("another client's revocation took effect")
 	}
-	if res := f.apply(EncodeOAuthRevoke(OAuthRevoke{TokenHash: "rt_1", ClientID: fxClient, Now: f.now})); res != true {
+	if res := f.apply(EncodeOAuthRevoke(OAuthRevoke{TokenHash: "rt_1", ClientID: fxClient, Now: f.now})); res != OAuthRevoked {
 		t.Errorf("revoke = %v", res)
 	}
 	if f.valid("at_1") {
 		t.Error("revoking the refresh token left the access token valid")
 	}
-	if res := f.apply(EncodeOAuthRevoke(OAuthRevoke{TokenHash: "rt_1", ClientID: fxClient, Now: f.now})); res != false {
+	if res := f.apply(EncodeOAuthRevoke(OAuthRevoke{TokenHash: "rt_1", ClientID: fxClient, Now: f.now})); res != OAuthRevokeUnknown {
 		t.Errorf("second revoke = %v", res)
 	}
 }

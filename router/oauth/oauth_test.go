@@ -529,6 +529,18 @@ func TestTokenErrors(t *testing.T) {
 		if st != 200 || tok["refresh_token"] != nil || tok["id_token"] != nil || tok["scope"] != "memory:read" {
 			t.Errorf("exchange: %d %v", st, tok)
 		}
+		// Another client cannot revoke it (RFC 7009 refuses the request).
+		other := e.publicClient("authorization_code")
+		if st, m, _, _ := e.postForm("/oauth/revoke", url.Values{"token": {tok["access_token"].(string)}, "client_id": {other.id}}); st != 400 || m["error"] != "unauthorized_client" {
+			t.Errorf("revoke by another client: %d %v", st, m)
+		}
+		if _, err := e.srv.Verify(context.Background(), tok["access_token"].(string)); err != nil {
+			t.Errorf("another client's revocation took effect: %v", err)
+		}
+		// An unknown token answers 200, as the RFC asks.
+		if st, _, _, _ := e.postForm("/oauth/revoke", url.Values{"token": {"hat_nosuchtoken"}, "client_id": {pub.id}}); st != 200 {
+			t.Errorf("revoke of an unknown token: %d", st)
+		}
 		// Revocation (RFC 7009) ends the grant.
 		if st, _, _, _ := e.postForm("/oauth/revoke", url.Values{"token": {tok["access_token"].(string)}, "client_id": {pub.id}}); st != 200 {
 			t.Errorf("revoke: %d", st)

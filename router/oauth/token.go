@@ -160,7 +160,8 @@ func (s *Server) clientAuth(w http.ResponseWriter, r *http.Request) (cluster.OAu
 }
 
 // revoke is RFC 7009: the token's whole grant is revoked; unknown tokens
-// answer 200 as well.
+// answer 200 as well, and another client's token 400 unauthorized_client
+// (the RFC refuses a client the token was not issued to).
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 	client, oerr := s.clientAuth(w, r)
 	if oerr != nil {
@@ -173,10 +174,15 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if strings.HasPrefix(tok, accessPrefix) || strings.HasPrefix(tok, refreshPrefix) {
-		if _, err := s.propose(r.Context(), cluster.EncodeOAuthRevoke(cluster.OAuthRevoke{TokenHash: hashSecret(tok),
-			ClientID: client.ClientID, Now: time.Now().UTC()})); err != nil {
+		res, err := s.propose(r.Context(), cluster.EncodeOAuthRevoke(cluster.OAuthRevoke{TokenHash: hashSecret(tok),
+			ClientID: client.ClientID, Now: time.Now().UTC()}))
+		if err != nil {
 			s.log.Error("oauth revoke", "err", err)
 			writeOAuthError(w, errorf(http.StatusServiceUnavailable, "temporarily_unavailable", "Revocation failed; retry"))
+			return
+		}
+		if res == cluster.OAuthRevokeForeign {
+			writeOAuthError(w, errorf(http.StatusBadRequest, "unauthorized_client", "The token was not issued to this client"))
 			return
 		}
 	}
