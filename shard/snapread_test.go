@@ -223,3 +223,48 @@ func TestRestartSkipsCorruptSnapshot(t *testing.T) {
 		t.Fatal("a group whose every snapshot is damaged started")
 	}
 }
+
+// TestRestartRefusesLogGap: when the newest snapshot is damaged and the log
+// was compacted past the one before it, raft cannot replay from the older
+// snapshot; the group refuses to start with ErrLogGap instead of the panic
+// raft raises (which took the node down on every start).
+func TestRestartRefusesLogGap(t *testing.T) {
+	dir := t.TempDir()
+	cfg := GroupConfig{ID: 4, Bootstrap: true, SnapshotThreshold: 100, TrailingLogs: 2}
+	n := newTestNode(t, "n1", dir)
+	g := startGroup(t, n, cfg, newKV())
+	waitLeader(t, g)
+	for i := range 30 {
+		propose(t, g, fmt.Sprintf("k=%d", i))
+	}
+	if err := g.Raft().Snapshot().Error(); err != nil {
+		t.Fatalf("Snapshot: %v", err)
+	}
+	for i := 30; i < 60; i++ {
+		propose(t, g, fmt.Sprintf("k=%d", i))
+	}
+	if err := n.Close(); err != nil { // snapshots, and compacts to 2 entries
+		t.Fatalf("Close: %v", err)
+	}
+	snaps, err := raft.NewFileSnapshotStore(filepath.Join(dir, "raft", "group-4"), 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metas, err := snaps.List()
+	if err != nil || len(metas) != 2 {
+		t.Fatalf("%d snapshots (%v), want 2", len(metas), err)
+	}
+	path := filepath.Join(dir, "raft", "group-4", snapDir, metas[0].ID, snapStateFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2]++
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = newTestNode(t, "n1", dir).StartGroup(cfg, newKV())
+	if !errors.Is(err, ErrLogGap) {
+		t.Fatalf("start after the gap: %v, want ErrLogGap", err)
+	}
+}
