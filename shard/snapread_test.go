@@ -163,37 +163,9 @@ func TestRestartSkipsCorruptSnapshot(t *testing.T) {
 	n := newTestNode(t, "n1", dir)
 	g := startGroup(t, n, cfg, newKV())
 	waitLeader(t, g)
-	for i := range 30 {
-		propose(t, g, fmt.Sprintf("k%d=%d", i%7, i))
-	}
-	if err := g.Raft().Snapshot().Error(); err != nil {
-		t.Fatalf("Snapshot: %v", err)
-	}
-	for i := 30; i < 60; i++ {
-		propose(t, g, fmt.Sprintf("k%d=%d", i%7, i))
-	}
-	if err := n.Close(); err != nil { // snapshots the grown log
-		t.Fatalf("Close: %v", err)
-	}
-	snaps, err := raft.NewFileSnapshotStore(filepath.Join(dir, "raft", "group-3"), 2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	metas, err := snaps.List()
-	if err != nil || len(metas) != 2 {
-		t.Fatalf("%d snapshots (%v), want 2", len(metas), err)
-	}
-	damage := func(id string) {
-		path := filepath.Join(dir, "raft", "group-3", snapDir, id, snapStateFile)
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b[len(b)/2]++ // twice is damage too
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	twoSnapshots(t, n, g, func(i int) string { return fmt.Sprintf("k%d=%d", i%7, i) })
+	snaps, metas := listSnapshots(t, dir, cfg.ID, 2)
+	damage := func(id string) { damageState(t, dir, cfg.ID, id) }
 	damage(metas[0].ID) // the newest
 	sm := newKV()
 	n2 := newTestNode(t, "n1", dir)
@@ -213,7 +185,8 @@ func TestRestartSkipsCorruptSnapshot(t *testing.T) {
 	if err := n2.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if metas, err = snaps.List(); err != nil {
+	metas, err := snaps.List()
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range metas {
@@ -234,27 +207,53 @@ func TestRestartRefusesLogGap(t *testing.T) {
 	n := newTestNode(t, "n1", dir)
 	g := startGroup(t, n, cfg, newKV())
 	waitLeader(t, g)
+	twoSnapshots(t, n, g, func(i int) string { return fmt.Sprintf("k=%d", i) }) // the close compacts to 2 entries
+	_, metas := listSnapshots(t, dir, cfg.ID, 2)
+	damageState(t, dir, cfg.ID, metas[0].ID) // the newest
+	_, err := newTestNode(t, "n1", dir).StartGroup(cfg, newKV())
+	if !errors.Is(err, ErrLogGap) {
+		t.Fatalf("start after the gap: %v, want ErrLogGap", err)
+	}
+}
+
+// twoSnapshots writes 30 commands (cmd(i)) to g, snapshots, writes 30
+// more and closes n, which snapshots the grown log: two snapshots on disk.
+func twoSnapshots(t *testing.T, n *Node, g *Group, cmd func(i int) string) {
+	t.Helper()
 	for i := range 30 {
-		propose(t, g, fmt.Sprintf("k=%d", i))
+		propose(t, g, cmd(i))
 	}
 	if err := g.Raft().Snapshot().Error(); err != nil {
 		t.Fatalf("Snapshot: %v", err)
 	}
 	for i := 30; i < 60; i++ {
-		propose(t, g, fmt.Sprintf("k=%d", i))
+		propose(t, g, cmd(i))
 	}
-	if err := n.Close(); err != nil { // snapshots, and compacts to 2 entries
+	if err := n.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	snaps, err := raft.NewFileSnapshotStore(filepath.Join(dir, "raft", "group-4"), 2, nil)
+}
+
+// listSnapshots lists group's snapshots in dir, newest first, and fails
+// unless there are want of them.
+func listSnapshots(t *testing.T, dir string, group uint32, want int) (*raft.FileSnapshotStore, []*raft.SnapshotMeta) {
+	t.Helper()
+	snaps, err := raft.NewFileSnapshotStore(filepath.Join(dir, "raft", fmt.Sprintf("group-%d", group)), 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	metas, err := snaps.List()
-	if err != nil || len(metas) != 2 {
-		t.Fatalf("%d snapshots (%v), want 2", len(metas), err)
+	if err != nil || len(metas) != want {
+		t.Fatalf("%d snapshots (%v), want %d", len(metas), err, want)
 	}
-	path := filepath.Join(dir, "raft", "group-4", snapDir, metas[0].ID, snapStateFile)
+	return snaps, metas
+}
+
+// damageState changes one byte in the middle of a snapshot's state (each
+// call another value: damaging twice is damage too).
+func damageState(t *testing.T, dir string, group uint32, id string) {
+	t.Helper()
+	path := filepath.Join(dir, "raft", fmt.Sprintf("group-%d", group), snapDir, id, snapStateFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -262,9 +261,5 @@ func TestRestartRefusesLogGap(t *testing.T) {
 	b[len(b)/2]++
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
-	}
-	_, err = newTestNode(t, "n1", dir).StartGroup(cfg, newKV())
-	if !errors.Is(err, ErrLogGap) {
-		t.Fatalf("start after the gap: %v, want ErrLogGap", err)
 	}
 }
