@@ -32,7 +32,9 @@
 //     hold every completed request, errors included; errors are also counted
 //     by HTTP status or transport failure.
 //   - The package talks to hebb only through its REST API (fasthttp client);
-//     it imports no server package, so it measures what a client sees.
+//     it imports no server package, so it measures what a client sees. Each
+//     phase also reads the node's process_cpu_seconds_total from GET /metrics
+//     before and after (ServerCPU), left out when it cannot.
 //   - Library code writes progress only to the io.Writer it is given and logs
 //     nothing else.
 package bench

@@ -51,4 +51,9 @@
 //   - Snapshots written by this package carry a small header (the index of the
 //     last command applied) in front of the StateMachine's bytes, so that a
 //     restored group knows which commands its state already contains.
+//   - A snapshot's CRC is checked as it is read (snapread.go): a reader never
+//     gets the whole of a damaged state, so a Restore fails before its end
+//     and must swap its state in only once it has read all of it. A log that
+//     no longer reaches back to the snapshot raft restored fails the group's
+//     start with ErrLogGap.
 package shard

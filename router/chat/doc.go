@@ -13,6 +13,9 @@
 //     log whose sequence numbers are the realtime resume cursor.
 //
 // Invariants:
+//   - An unsafe request that the session cookie alone authenticates comes
+//     from the surface's own origin or a trusted one (origin.go), or is
+//     refused with 403 cross_origin.
 //   - Every change is one proposed command; permission checks that depend on
 //     state (participant, owner, author) run inside apply, so concurrent
 //     requests through different nodes cannot pass them together.
