@@ -222,10 +222,7 @@ func writeSnapshotHeader(w io.Writer, lastCmd uint64) error {
 // snapshot's size (from its metadata), which raft's own do not, and check
 // its CRC as they are read rather than in a pass of their own before
 // (openVerified).
-type sizedStore struct {
-	raft.SnapshotStore
-	dir string // the group's directory
-}
+type sizedStore struct{ cleanStore }
 
 func (s sizedStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
 	meta, rc, err := openVerified(filepath.Join(s.dir, snapDir), id)

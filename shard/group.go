@@ -203,7 +203,7 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	done := make(chan struct{})
 	stable := &stableStore{s: store, done: done, log: log}
 	failing := new(atomic.Bool)
-	r, err := newRaft(rc, fsm, markedLogs{logs, failing}, stable, sizedStore{cleanStore{snaps, dir}, dir}, trans)
+	r, err := newRaft(rc, fsm, markedLogs{logs, failing}, stable, sizedStore{cleanStore{snaps, dir}}, trans)
 	if err != nil {
 		return nil, fmt.Errorf("cannot start raft: %w", err)
 	}

@@ -96,7 +96,7 @@ func TestCleanStoreKeepsSnapshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := sizedStore{cleanStore{files, dir}, dir}
+	store := sizedStore{cleanStore{files, dir}}
 	sink, err := store.Create(raft.SnapshotVersionMax, 40, 2, raft.Configuration{}, 1, nil)
 	if err != nil {
 		t.Fatal(err)
