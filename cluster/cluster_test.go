@@ -141,21 +141,33 @@ func sortedVoters(c *Cluster, gid uint32) []string {
 }
 
 // waitVoters waits until the leader of group gid (found among nodes) has
-// exactly want as voters and no non-voter.
+// exactly want as voters and no non-voter, and so do the replicas of it
+// among nodes: a test that then stops the leader must not leave a voter
+// that has not yet received the last promotion. That voter refuses the
+// promoted node's votes (to it a non-voter), and the promoted node, whose
+// log is newer, refuses its: the group has no leader until the stopped
+// one returns.
 func waitVoters(t *testing.T, nodes []*Cluster, gid uint32, want ...string) {
 	t.Helper()
 	slices.Sort(want)
-	waitUntil(t, fmt.Sprintf("group %d voters %v", gid, want), func() bool {
+	waitUntil(t, fmt.Sprintf("group %d voters %v on every replica", gid, want), func() bool {
+		led := false
 		for _, c := range nodes {
-			g := c.node.Group(gid)
-			if g == nil || !g.IsLeader() {
+			if !slices.Contains(want, c.NodeID()) {
 				continue
+			}
+			g := c.node.Group(gid)
+			if g == nil {
+				return false
 			}
 			v, nv, err := g.Voters()
 			slices.Sort(v)
-			return err == nil && len(nv) == 0 && slices.Equal(v, want)
+			if err != nil || len(nv) != 0 || !slices.Equal(v, want) {
+				return false
+			}
+			led = led || g.IsLeader()
 		}
-		return false
+		return led
 	})
 }
 

@@ -97,15 +97,18 @@ func TestProposeSkipsNodeWithoutGroup(t *testing.T) {
 	}
 }
 
-// leaderAndFollower waits until group g has three voters, and returns its
+// leaderAndFollower waits until every node is a voter of group g in every
+// node's configuration (waitVoters says why every one), and returns its
 // leader and a follower that knows it.
 func leaderAndFollower(t *testing.T, nodes []*Cluster, g int) (leader, follower *Cluster) {
 	t.Helper()
-	waitUntil(t, "the group has three voters, a leader and a follower that knows it", func() bool {
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.NodeID()
+	}
+	waitVoters(t, nodes, uint32(g), ids...)
+	waitUntil(t, "the group has a leader and a follower that knows it", func() bool {
 		leader, follower = nil, nil
-		if v, _, err := nodes[0].groups[g].Voters(); err != nil || len(v) != 3 {
-			return false
-		}
 		for _, n := range nodes {
 			if n.groups[g].IsLeader() {
 				leader = n
