@@ -337,7 +337,9 @@ func checkReadable(t *testing.T, cn *cnode, ids []string) {
 func TestE2EClusterLeaderKill(t *testing.T) {
 	c := startCluster(t, 3)
 	first := c.nodes[0]
-	c.waitReplicated(first, ids(c.nodes...)...)
+	for _, cn := range c.nodes { // every replica: see cluster.waitVoters
+		c.waitReplicated(cn, ids(c.nodes...)...)
+	}
 	org := first.orgID()
 	p, ok := first.placement(org)
 	if !ok || p.LeaderNodeID == nil {
