@@ -624,13 +624,16 @@ func unavailable(err error) error {
 	return err
 }
 
-// Close stops every group cleanly (snapshotting those that grew).
+// Close hands the leadership of the groups this node leads to other live
+// voters (handOffLeadership), then stops every group cleanly (snapshotting
+// those that grew).
 func (c *Cluster) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		collector.remove(c)
 		close(c.stop)
 		<-c.stopped
+		c.handOffLeadership()
 		c.shutdownMembers()
 		err = c.node.Close()
 	})
