@@ -53,9 +53,10 @@ func isTrusted(a netip.Addr) bool {
 	return false
 }
 
-// ClientAddr is the host of a request's peer address, the key of limits
-// per client address; behind a trusted proxy, the client's address the
-// proxies forwarded (TrustProxies).
+// ClientAddr is the key of limits per client address: the request peer's
+// address, or behind a trusted proxy the client's address the proxies
+// forwarded (TrustProxies); an IPv6 address stands for its /64
+// (clientKey).
 func ClientAddr(r *http.Request) string {
 	return ClientAddrOf(r.RemoteAddr, r.Header.Values("X-Forwarded-For"))
 }
@@ -69,8 +70,11 @@ func ClientAddrOf(remote string, forwardedFor []string) string {
 		host = remote
 	}
 	peer, err := netip.ParseAddr(host)
-	if err != nil || !isTrusted(peer) {
+	if err != nil {
 		return host
+	}
+	if !isTrusted(peer) {
+		return clientKey(peer)
 	}
 	hops := strings.Split(strings.Join(forwardedFor, ","), ",")
 	for i := len(hops) - 1; i >= 0; i-- {
@@ -79,10 +83,24 @@ func ClientAddrOf(remote string, forwardedFor []string) string {
 			break // garbage: the proxy's address is the key
 		}
 		if !isTrusted(a) {
-			return a.Unmap().String()
+			return clientKey(a)
 		}
 	}
-	return host
+	return clientKey(peer)
+}
+
+// clientKey is the limits' key of address a: an IPv4 address (an
+// IPv4-mapped one unmapped) itself, an IPv6 address its /64 prefix. A host
+// or a site is given a whole /64 and may pick addresses in it at will, so
+// limits per IPv6 address held it to none: every request could come from
+// a new address.
+func clientKey(a netip.Addr) string {
+	a = a.Unmap().WithZone("")
+	if a.Is4() {
+		return a.String()
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
 }
 
 // Limiter counts events per key in fixed windows of one length. It keeps
