@@ -498,6 +498,30 @@ func TestBodyOverReadLimit(t *testing.T) {
 	}
 }
 
+// Headers over the buffer the server reads a request's head into answer
+// the 400 envelope to a client that sends them whole before reading, not
+// a reset (the connection drains on close, as after a 413).
+func TestHeadersOverReadLimit(t *testing.T) {
+	t.Parallel()
+	n := newNode(t)
+	for i := range 5 {
+		req, err := http.NewRequest("GET", n.URL+"/api/auth/session", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Cookie", "a="+strings.Repeat("c", 4<<20)) // more than the sockets' buffers hold
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("attempt %d: %v", i, err)
+		}
+		raw, err := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if err != nil || res.StatusCode != 400 || !bytes.Contains(raw, []byte(`"VALIDATION_ERROR"`)) {
+			t.Fatalf("attempt %d: %d %s %v", i, res.StatusCode, raw, err)
+		}
+	}
+}
+
 // TestCrossOriginCookieRefused: the session cookie alone does not let a
 // page of another origin act (a sibling subdomain's page gets it despite
 // SameSite=Lax); this surface's own origin, a trusted one, a request

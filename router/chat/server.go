@@ -323,10 +323,14 @@ func (s *Server) tooLarge(ctx *fasthttp.RequestCtx) {
 	s.writeError(c, newError(413, codeValidation, "Request body exceeds 64 KiB"))
 }
 
-// transportError answers errors fasthttp meets before a handler runs.
+// transportError answers errors fasthttp meets before a handler runs. The
+// client may still be sending (a body over the cap, headers over the
+// buffer, the rest of a malformed request), so the connection lingers on
+// close: a client that sends its whole request before it reads gets the
+// answer rather than a reset.
 func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
+	linger.OnClose(ctx)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
-		linger.OnClose(ctx) // the client may still be sending the body
 		s.tooLarge(ctx)
 		return
 	}
