@@ -330,12 +330,12 @@ func (s *Server) ok(c *call, v any) error {
 // transportError answers errors fasthttp meets before a handler runs. The
 // connection closes after the answer, and the client may still be sending
 // (a body over the cap, headers over the buffer, the rest of a malformed
-// request): it lingers, so that a client that sends its whole request
-// before it reads gets the answer rather than a reset.
+// request): it lingers (linger.OnError), so that a client that sends its
+// whole request before it reads gets the answer rather than a reset.
 func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	c := &call{ctx: ctx, reqID: newRequestID()}
 	ctx.Response.Header.Set("X-Request-Id", c.reqID)
-	linger.OnClose(ctx)
+	linger.OnError(ctx, err)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		s.writeError(c, newError(413, codeValidation, "Request body exceeds 16 MiB"))
 		return

@@ -324,12 +324,11 @@ func (s *Server) tooLarge(ctx *fasthttp.RequestCtx) {
 }
 
 // transportError answers errors fasthttp meets before a handler runs. The
-// client may still be sending (a body over the cap, headers over the
-// buffer, the rest of a malformed request), so the connection lingers on
-// close: a client that sends its whole request before it reads gets the
-// answer rather than a reset.
+// client may still be sending, so the connection lingers on close
+// (linger.OnError): a client that sends its whole request before it reads
+// gets the answer rather than a reset.
 func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
-	linger.OnClose(ctx)
+	linger.OnError(ctx, err)
 	if errors.Is(err, fasthttp.ErrBodyTooLarge) {
 		s.tooLarge(ctx)
 		return

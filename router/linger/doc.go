@@ -10,4 +10,7 @@
 // nginx's lingering_close does: it sends the answer and its end (FIN), then
 // reads and discards what the client still sends, up to the listener's
 // MaxBytes or MaxTime, whichever comes first, and only then closes.
+// OnError does the same after the answer to any error met before a
+// handler runs (headers over the read buffer, a malformed request), except
+// a read timeout.
 package linger

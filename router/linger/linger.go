@@ -1,6 +1,7 @@
 package linger
 
 import (
+	"errors"
 	"io"
 	"net"
 	"sync/atomic"
@@ -51,6 +52,19 @@ func (c *conn) Close() error {
 		_, _ = io.CopyN(io.Discard, c.Conn, c.maxBytes)
 	}
 	return c.Conn.Close()
+}
+
+// OnError is OnClose for the answer to err, an error the server met
+// before a handler ran (fasthttp's ErrorHandler): the client may still be
+// sending (a body over the cap, headers over the buffer, the rest of a
+// malformed request), unless err is a read timeout: a client that did not
+// send its request in time gains nothing from more of it.
+func OnError(ctx *fasthttp.RequestCtx, err error) {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return
+	}
+	OnClose(ctx)
 }
 
 // OnClose makes the connection of ctx linger when it closes after the

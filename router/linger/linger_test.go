@@ -4,8 +4,11 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/valyala/fasthttp"
 )
 
 // A lingering close is bounded: a client that neither sends nor closes
@@ -66,5 +69,33 @@ func TestLingerBounds(t *testing.T) {
 				t.Fatal("Close still lingering after 30 s")
 			}
 		})
+	}
+}
+
+// OnError lingers after the answer to any transport error but a read
+// timeout: the client of a body over the cap, of headers over the buffer
+// or of a malformed request may still be sending.
+func TestOnErrorSkipsTimeouts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		err    error
+		linger bool
+	}{
+		{"read timeout", &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, false},
+		{"body over the cap", fasthttp.ErrBodyTooLarge, true},
+		{"headers over the buffer", &fasthttp.ErrSmallBuffer{}, true},
+		{"malformed request", errors.New("cannot parse request line"), true},
+	} {
+		server, client := net.Pipe()
+		c := &conn{Conn: server, maxBytes: 1 << 20, maxTime: time.Second}
+		var ctx fasthttp.RequestCtx
+		ctx.Init2(c, nil, false)
+		OnError(&ctx, tc.err)
+		if c.linger.Load() != tc.linger {
+			t.Errorf("%s: linger %v, want %v", tc.name, c.linger.Load(), tc.linger)
+		}
+		_ = client.Close()
+		_ = server.Close()
 	}
 }
