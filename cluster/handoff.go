@@ -27,7 +27,7 @@ func (c *Cluster) handOffLeadership() {
 	}
 	up := c.view().up
 	var wg sync.WaitGroup
-	for _, g := range c.allGroups() {
+	for _, g := range c.node.Groups() { // the meta group and the data groups still running
 		if !g.IsLeader() {
 			continue
 		}
@@ -47,17 +47,6 @@ func (c *Cluster) handOffLeadership() {
 		}()
 	}
 	wg.Wait()
-}
-
-// allGroups returns the meta group and the data groups this node runs.
-func (c *Cluster) allGroups() []*shard.Group {
-	gs := []*shard.Group{c.metaG}
-	for _, g := range c.groups[1:] {
-		if g != nil {
-			gs = append(gs, g)
-		}
-	}
-	return gs
 }
 
 // handOffTarget picks a voter of g, other than this node, that gossip has

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
-
-	"github.com/hebbdb/hebb/shard"
 )
 
 // TestCloseHandsOffLeadership: a node that stops cleanly hands each group it
@@ -30,11 +28,11 @@ func TestCloseHandsOffLeadership(t *testing.T) {
 		if gid > 0 {
 			waitVoters(t, nodes, gid, "h1", "h2", "h3")
 		}
-		if groupOf(leader, gid).IsLeader() {
+		if leader.node.Group(gid).IsLeader() {
 			led = append(led, gid)
 		}
 		for _, n := range others {
-			patient(t, groupOf(n, gid).Raft())
+			patient(t, n.node.Group(gid).Raft())
 		}
 	}
 	if err := leader.Close(); err != nil {
@@ -42,20 +40,12 @@ func TestCloseHandsOffLeadership(t *testing.T) {
 	}
 	for _, gid := range led {
 		waitUntil(t, fmt.Sprintf("another node to lead group %d", gid), func() bool {
-			return groupOf(others[0], gid).IsLeader() || groupOf(others[1], gid).IsLeader()
+			return others[0].node.Group(gid).IsLeader() || others[1].node.Group(gid).IsLeader()
 		})
 	}
 	if _, _, err := proposeAtom(others[0], tenantIn(1), rand.New(rand.NewPCG(3, 4))); err != nil {
 		t.Fatalf("a write after the leader stopped: %v", err)
 	}
-}
-
-// groupOf returns group gid of c (0: the meta group).
-func groupOf(c *Cluster, gid uint32) *shard.Group {
-	if gid == 0 {
-		return c.metaG
-	}
-	return c.groups[gid]
 }
 
 // patient makes r wait an hour for word from a leader before it campaigns.
