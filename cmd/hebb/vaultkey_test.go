@@ -55,3 +55,41 @@ func TestLoadVaultWarnings(t *testing.T) {
 		t.Fatalf("with HEBB_VAULT_KEY: %v, log %q", err, out.String())
 	}
 }
+
+// HEBB_VAULT_KEY takes the place of the data dir's key file: a ring that
+// lacks the file's key is logged (without either key), one that holds it,
+// under any id, is not.
+func TestLoadVaultEnvAgainstKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HEBB_VAULT_KEY", "")
+	if _, _, err := vault.Load("", dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, vault.KeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileKey := strings.TrimSpace(string(b))
+	_, bare, _ := strings.Cut(fileKey, ":")
+	const other = "aGViYi1sb2NhbC1jbHVzdGVyLXZhdWx0LWtleS1kZXY="
+	cases := []struct{ env, warn string }{
+		{fileKey, ""},
+		{bare, ""},
+		{"new:" + other + "," + fileKey, ""},
+		{other, "does not hold the key of the data dir's vault key file"},
+	}
+	for _, tc := range cases {
+		t.Setenv("HEBB_VAULT_KEY", tc.env)
+		var out bytes.Buffer
+		if _, err := loadVault(slog.New(slog.NewTextHandler(&out, nil)), dir, true, false); err != nil {
+			t.Fatalf("env %d keys: %v", strings.Count(tc.env, ",")+1, err)
+		}
+		got := out.String()
+		if tc.warn == "" && got != "" || tc.warn != "" && !strings.Contains(got, tc.warn) {
+			t.Errorf("log %q, want %q", got, tc.warn)
+		}
+		if strings.Contains(got, bare) || strings.Contains(got, other) {
+			t.Errorf("the log names a key: %q", got)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -26,6 +27,7 @@ const KeyFile = "vault.key"
 type key struct {
 	id   string
 	aead cipher.AEAD
+	sum  [32]byte // SHA-256 of the key bytes: tells two rings' keys apart
 }
 
 // Ring is the master key ring.
@@ -52,9 +54,41 @@ func Parse(spec string) (*Ring, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrBadKey, err)
 		}
-		r.keys = append(r.keys, key{id: id, aead: aead})
+		r.keys = append(r.keys, key{id: id, aead: aead, sum: sha256.Sum256(raw)})
 	}
 	return r, nil
+}
+
+// Holds reports whether every key of o is in r (whatever id it goes by).
+func (r *Ring) Holds(o *Ring) bool {
+	for _, k := range o.keys {
+		if !r.has(k.sum) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Ring) has(sum [32]byte) bool {
+	for _, k := range r.keys {
+		if k.sum == sum {
+			return true
+		}
+	}
+	return false
+}
+
+// FileRing returns the ring of the data dir's key file, nil when there is
+// none.
+func FileRing(dataDir string) (*Ring, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, KeyFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the vault key file: %w", err)
+	}
+	return Parse(string(b))
 }
 
 // Load returns the ring from env (HEBB_VAULT_KEY) when set, else from the
@@ -65,14 +99,11 @@ func Load(env, dataDir string) (r *Ring, created bool, err error) {
 		r, err = Parse(env)
 		return r, false, err
 	}
-	path := filepath.Join(dataDir, KeyFile)
-	if b, err := os.ReadFile(path); err == nil {
-		r, err = Parse(string(b))
+	// Never draw a key over one that could not be read.
+	if r, err = FileRing(dataDir); r != nil || err != nil {
 		return r, false, err
-	} else if !errors.Is(err, os.ErrNotExist) {
-		// Never draw a key over one that could not be read.
-		return nil, false, fmt.Errorf("cannot read the vault key file: %w", err)
 	}
+	path := filepath.Join(dataDir, KeyFile)
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
 		return nil, false, fmt.Errorf("cannot draw vault key: %w", err)
