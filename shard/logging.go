@@ -50,10 +50,8 @@ func (w hclogWriter) Write(p []byte) (int, error) {
 			break
 		}
 	}
-	if level == slog.LevelWarn && firstElection(line) || level == slog.LevelError && stoppedRestore(line) {
-		level = slog.LevelInfo
-	}
 	key, repeats := peerFailure(line)
+	level = routineLevel(level, line, repeats)
 	if repeats {
 		ok, left := w.lines.allow(key, time.Now())
 		if !ok {
@@ -65,6 +63,27 @@ func (w hclogWriter) Write(p []byte) (int, error) {
 	}
 	w.log.Log(context.Background(), level, line)
 	return len(p), nil
+}
+
+// routineLevel lowers the level raft gives lines about routine events, so
+// that an operator's alert on ERROR means a fault: the election a starting
+// node holds before it has known any leader, a restore cut short by a
+// stop, a leader stepping down for a newer term (every leadership change,
+// a handoff included), a connection cut by this node's own stop (INFO);
+// and a peer that cannot be reached (WARN: worth a look, but a replicated
+// group rides it out, and the node's membership reports the peer's state).
+func routineLevel(level slog.Level, line string, peerFailure bool) slog.Level {
+	switch {
+	case level == slog.LevelWarn && firstElection(line),
+		level == slog.LevelError && stoppedRestore(line),
+		level == slog.LevelError && strings.HasPrefix(line, "raft: peer has newer term, stopping replication"),
+		level == slog.LevelError && strings.HasPrefix(line, "raft: failed to decode incoming command") &&
+			strings.Contains(line, "transport shutdown"):
+		return slog.LevelInfo
+	case level == slog.LevelError && peerFailure:
+		return slog.LevelWarn
+	}
+	return level
 }
 
 // stoppedRestore reports whether line is raft's failure to restore a

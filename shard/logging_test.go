@@ -8,21 +8,29 @@ import (
 	"time"
 )
 
-// Raft's lines keep their level, but for the election a starting node
-// holds before it has known any leader: routine, so INFO.
+// Raft's lines keep their level, but for routine events (INFO: the
+// election a starting node holds before it has known any leader, a restore
+// cut short by a stop, a step down for a newer term, a connection cut by
+// this node's stop) and an unreachable peer (WARN).
 func TestHCLogLevels(t *testing.T) {
-	// A throttle of its own: through the process's, a peer failure this
-	// test (an earlier -count run) or another logged in the last
-	// peerLineEvery would be held back and logged at no level.
-	lines := &lineThrottle{every: peerLineEvery, seen: map[string]*throttled{}}
 	for _, tc := range []struct{ line, want string }{
 		{"[WARN]  raft: heartbeat timeout reached, starting election: last-leader-addr= last-leader-id=", "INFO"},
 		{"[WARN]  raft: heartbeat timeout reached, starting election: last-leader-addr=127.0.0.1:7000 last-leader-id=node-b", "WARN"},
 		{"[WARN]  raft: failed to contact: server-id=node-b time=2.5s", "WARN"},
-		{"[ERROR] raft: failed to appendEntries to: peer=node-levels-test", "ERROR"},
+		{"[ERROR] raft: failed to appendEntries to: peer=node-levels-test", "WARN"},
+		{`[ERROR] raft: failed to heartbeat to: peer=127.0.0.1:9101 backoff time=10ms error="cannot dial 127.0.0.1:9101: connection refused"`, "WARN"},
+		{`[ERROR] raft: peer has newer term, stopping replication: peer="{Voter node-b 127.0.0.1:9103}"`, "INFO"},
+		{`[ERROR] raft: failed to decode incoming command: error="transport shutdown"`, "INFO"},
+		{`[ERROR] raft: failed to decode incoming command: error="gob: type mismatch"`, "WARN"},
+		{`[ERROR] raft: failed to apply log entry: index=12`, "ERROR"},
 		{`[ERROR] raft: failed to restore snapshot: id=2-4058-1 last-index=4058 error="cannot restore state machine: raftfsm: restore stopped: the node is stopping"`, "INFO"},
 		{`[ERROR] raft: failed to restore snapshot: id=2-4058-1 last-index=4058 error="cannot restore state machine: raftfsm: bad snapshot: trailing bytes"`, "ERROR"},
 	} {
+		// A throttle of its own for each line: through a shared one, a
+		// peer failure of the same kind logged in the last peerLineEvery
+		// (by another case, an earlier -count run or another test) would
+		// be held back and logged at no level.
+		lines := &lineThrottle{every: peerLineEvery, seen: map[string]*throttled{}}
 		var buf bytes.Buffer
 		w := hclogWriter{log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), lines: lines}
 		if _, err := w.Write([]byte(tc.line + "\n")); err != nil {
