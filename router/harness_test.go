@@ -44,6 +44,7 @@ type serverOpts struct {
 	groups      int
 	snapshotAt  uint64
 	emb         embedder.Embedder
+	log         io.Writer // the node's log (nil: discarded)
 }
 
 type serverOpt func(*serverOpts)
@@ -59,6 +60,9 @@ func withSnapshotThreshold(n uint64) serverOpt { return func(o *serverOpts) { o.
 
 // withEmbedder replaces the hash embedder.
 func withEmbedder(e embedder.Embedder) serverOpt { return func(o *serverOpts) { o.emb = e } }
+
+// withLog writes the node's log (cluster and router) to w.
+func withLog(w io.Writer) serverOpt { return func(o *serverOpts) { o.log = w } }
 
 // withPlan sets the default plan of every org.
 func withPlan(p cluster.Plan) serverOpt { return func(o *serverOpts) { o.plan = p } }
@@ -99,7 +103,11 @@ func (ts *testServer) start() {
 			t.Fatalf("embedder: %v", err)
 		}
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var logTo io.Writer = io.Discard
+	if ts.opts.log != nil {
+		logTo = ts.opts.log
+	}
+	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("listen: %v", err)

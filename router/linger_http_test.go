@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/hebbdb/hebb/router/internal/leakcheck"
 )
 
 // A body over the 16 MiB transport cap gets its 413 VALIDATION_ERROR
@@ -79,4 +81,24 @@ func sendWhole(t *testing.T, req *http.Request, attempt int) resp {
 	r := resp{Status: res.StatusCode, Raw: raw, Header: res.Header}
 	_ = json.Unmarshal(raw, &r.Body)
 	return r
+}
+
+// TestMalformedRequestsLogNoSecrets: a request the HTTP layer refuses
+// (bad framing, a bad header) is answered 400 and logged, but the log
+// quotes none of its bytes: they hold API keys, session cookies and vault
+// values.
+func TestMalformedRequestsLogNoSecrets(t *testing.T) {
+	t.Parallel()
+	var log leakcheck.Buffer
+	ts := newTestServer(t, withLog(&log))
+	const secret = "mk_live_LeakCanaryLeakCanaryLeakCanary01"
+	for name, raw := range leakcheck.Malformed("/api/v1/vault/secrets", secret) {
+		out, err := leakcheck.Send(strings.TrimPrefix(ts.URL, "http://"), raw)
+		if err != nil || !strings.HasPrefix(out, "HTTP/1.1 400") {
+			t.Errorf("%s: answered %.60q, %v; want 400", name, out, err)
+		}
+	}
+	if got := log.String(); strings.Contains(got, "LeakCanary") {
+		t.Fatalf("the log quotes a refused request:\n%s", got)
+	}
 }

@@ -101,6 +101,7 @@ func New(cfg Config, b Backend, emb embedder.Embedder) *Server {
 		WriteTimeout:          120 * time.Second,
 		IdleTimeout:           120 * time.Second,
 		NoDefaultServerHeader: true,
+		SecureErrorLogMessage: true, // errors quote no request bytes (keys, cookies, vault values)
 		ErrorHandler:          s.transportError,
 		Logger:                ratelimit.ConnErrors(cfg.Logger.Handler()),
 		Name:                  "hebb",

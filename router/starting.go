@@ -62,6 +62,7 @@ func ServeStarting(ln net.Listener, st Starting) (handoff func()) {
 		ReadTimeout:           10 * time.Second,
 		WriteTimeout:          120 * time.Second, // a CPU profile takes its seconds
 		NoDefaultServerHeader: true,
+		SecureErrorLogMessage: true, // errors quote no request bytes (keys, cookies, vault values)
 		ErrorHandler:          s.transportError,
 		Logger:                ratelimit.ConnErrors(log.Handler()),
 		Name:                  "hebb",

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/hebbdb/hebb/router/chat"
+	"github.com/hebbdb/hebb/router/internal/leakcheck"
 )
 
 func TestHealthAndOpenAPI(t *testing.T) {
@@ -518,6 +520,26 @@ func TestHeadersOverReadLimit(t *testing.T) {
 		}
 		req.Header.Set("Cookie", "a="+strings.Repeat("c", 4<<20)) // more than the sockets' buffers hold
 		sendWhole(t, req, i, 400)
+	}
+}
+
+// TestMalformedRequestsLogNoSecrets: a request the HTTP layer refuses is
+// answered 400 and logged without its bytes (session cookies, tokens).
+func TestMalformedRequestsLogNoSecrets(t *testing.T) {
+	t.Parallel()
+	var log leakcheck.Buffer
+	n := newNode(t, withChat(func(c *chat.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}))
+	const secret = "tok_LeakCanaryLeakCanaryLeakCanary01"
+	for name, raw := range leakcheck.Malformed("/api/rooms", secret) {
+		out, err := leakcheck.Send(n.addr, raw)
+		if err != nil || !strings.HasPrefix(out, "HTTP/1.1 400") {
+			t.Errorf("%s: answered %.60q, %v; want 400", name, out, err)
+		}
+	}
+	if got := log.String(); strings.Contains(got, "LeakCanary") {
+		t.Fatalf("the log quotes a refused request:\n%s", got)
 	}
 }
 

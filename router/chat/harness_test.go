@@ -104,7 +104,10 @@ func (n *node) start(ln net.Listener) {
 	}
 	n.cl = cl
 	cfg := n.opts
-	cfg.PublicURL, cfg.Logger = "http://"+n.addr, testLogger()
+	cfg.PublicURL = "http://" + n.addr
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger()
+	}
 	srv := chat.New(cfg, cl)
 	n.srv, n.URL = srv, cfg.PublicURL
 	go func() { _ = srv.Serve(ln) }() // not n.srv: a restart replaces it

@@ -134,6 +134,7 @@ func New(cfg Config, b Backend) *Server {
 		WriteTimeout:          60 * time.Second,
 		IdleTimeout:           120 * time.Second,
 		NoDefaultServerHeader: true,
+		SecureErrorLogMessage: true, // errors quote no request bytes (keys, cookies, vault values)
 		ErrorHandler:          s.transportError,
 		Logger:                ratelimit.ConnErrors(cfg.Logger.Handler()),
 		Name:                  "hebb-chat",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 )
@@ -13,6 +14,9 @@ import (
 // malformed request, a dropped connection), so anyone could otherwise
 // write a log line a request. It logs at most burst lines, then one each
 // interval, at level; the next line it logs says how many it dropped.
+// An error among a line's arguments is logged without any text it quotes
+// (quietError): the HTTP layer quotes the bytes of a request it refuses,
+// and those hold API keys, session cookies and vault values.
 type Printer struct {
 	log      *slog.Logger
 	level    slog.Level
@@ -53,10 +57,33 @@ func (p *Printer) Printf(format string, args ...any) {
 	dropped := p.dropped
 	p.dropped = 0
 	p.mu.Unlock()
+	for i, a := range args {
+		if err, ok := a.(error); ok {
+			args[i] = quietError(err)
+		}
+	}
 	msg := fmt.Sprintf(format, args...)
 	if dropped > 0 {
 		p.log.Log(context.Background(), p.level, msg, "suppressed_before", dropped)
 		return
 	}
 	p.log.Log(context.Background(), p.level, msg)
+}
+
+// quietError is err's text up to the first text it quotes, or the buffer
+// it shows: "error when reading request headers: invalid header value
+// \"...\": buffer size=319, contents: ..." becomes "error when reading
+// request headers: invalid header value [request bytes not logged]".
+func quietError(err error) string {
+	msg := err.Error()
+	cut := len(msg)
+	for _, mark := range []string{`"`, "'", "`", "buffer size=", "contents:"} {
+		if i := strings.Index(msg, mark); i >= 0 && i < cut {
+			cut = i
+		}
+	}
+	if cut == len(msg) {
+		return msg
+	}
+	return strings.TrimRight(msg[:cut], ": ") + " [request bytes not logged]"
 }

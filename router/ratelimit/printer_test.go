@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -28,5 +29,26 @@ func TestPrinterThrottles(t *testing.T) {
 	if strings.Count(got, "\n") != 0 || !strings.Contains(got, "later 1") || !strings.Contains(got, "suppressed_before=95") ||
 		!strings.Contains(got, "level=WARN") {
 		t.Fatalf("after 1.5 s: %q, want one WARN line counting the 95 dropped", got)
+	}
+}
+
+// An error argument is logged up to the first text it quotes or the buffer
+// it shows; an error that quotes nothing, and other arguments, as they are.
+func TestPrinterQuotesNoRequestBytes(t *testing.T) {
+	for _, tc := range []struct{ err, want string }{
+		{`error when reading request headers: invalid header value "a\x01b": buffer size=319, contents: "POST / HTTP/1.1\r\nX-Api-Key: k"`,
+			"error when reading request headers: invalid header value [request bytes not logged]"},
+		{"error when reading request headers: fasthttp: duplicate content-length header: buffer size=326, contents: POST",
+			"error when reading request headers: fasthttp: duplicate content-length header [request bytes not logged]"},
+		{"cannot read: 'x'", "cannot read [request bytes not logged]"},
+		{"empty hex number", "empty hex number"},
+	} {
+		var buf bytes.Buffer
+		p := ConnErrors(slog.NewTextHandler(&buf, nil))
+		p.Printf("error when serving connection %q<->%q: %v", "127.0.0.1:1", "127.0.0.1:2", errors.New(tc.err))
+		if got := buf.String(); !strings.Contains(got, tc.want) || strings.Contains(got, "X-Api-Key") ||
+			!strings.Contains(got, `\"127.0.0.1:2\"`) {
+			t.Errorf("%q logged as %q, want %q", tc.err, got, tc.want)
+		}
 	}
 }
