@@ -224,6 +224,26 @@ func (s *edgeSet) touch(a, b string, eta, outcome float64, hasOutcome bool, at i
 	return s.touchIDs(s.concepts.intern(a), s.concepts.intern(b), eta, outcome, hasOutcome, at)
 }
 
+// touchExisting is touch of an edge that exists already: a pair without
+// one is left alone (nil), and no concept is interned.
+func (s *edgeSet) touchExisting(a, b string, eta, outcome float64, hasOutcome bool, at int64) *edgeRec {
+	if a == b || a == "" || b == "" {
+		return nil
+	}
+	if b < a {
+		a, b = b, a
+	}
+	ia, okA := s.concepts.lookup(a)
+	ib, okB := s.concepts.lookup(b)
+	if !okA || !okB {
+		return nil
+	}
+	if _, ok := s.pairs.get(pairKey(ia, ib)); !ok {
+		return nil
+	}
+	return s.touchIDs(ia, ib, eta, outcome, hasOutcome, at)
+}
+
 // touchIDs is touch of the concepts of ids ia and ib, the name of ia
 // sorting first.
 func (s *edgeSet) touchIDs(ia, ib int32, eta, outcome float64, hasOutcome bool, at int64) *edgeRec {

@@ -8,7 +8,18 @@ const (
 	// pairs, minutes of apply holding the group. A call's usual pairs (tens
 	// of atoms, 16 extracted concepts a side) are far below it.
 	maxFeedbackPairs = 1 << 16
+	// A tenant's edge rows beyond feedbackEdgeBase + feedbackEdgesPerAtom
+	// per atom are not made by feedback: its pairs then step the rows that
+	// exist and make none (nor intern a new concept). Writes make at most
+	// 28 rows an atom (maxEdgeConcepts), so they stay well inside; each
+	// feedback call of fresh concepts made up to 65,536 rows, ~100 bytes
+	// each, so one key could grow the group's memory without bound.
+	feedbackEdgeBase     = 1 << 16
+	feedbackEdgesPerAtom = 64
 )
+
+// feedbackEdgeBudget is the edge rows t may hold for feedback to add one.
+func feedbackEdgeBudget(t *tenant) int { return feedbackEdgeBase + feedbackEdgesPerAtom*len(t.atoms) }
 
 func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 	t := f.tenants[c.Tenant]
@@ -25,6 +36,7 @@ func (f *FSM) applyFeedback(c *FeedbackCmd) *FeedbackResult {
 		with = c.Concepts
 	}
 	p := newPairSteps(t, with, outcome, c.At)
+	p.budget = feedbackEdgeBudget(t)
 	sum := 0.0
 	seen := make(map[ID]bool, len(c.IDs))
 	for _, id := range c.IDs {
@@ -64,6 +76,7 @@ type pairSteps struct {
 	// atoms × 65,280 pairs of the same 256 concepts (2 s of apply).
 	done    map[string]bool
 	touched map[*edgeRec]bool
+	budget  int // edge rows past which no new one is made (feedbackEdgeBudget)
 }
 
 func newPairSteps(t *tenant, with []string, outcome float64, at int64) *pairSteps {
@@ -90,7 +103,11 @@ func (p *pairSteps) step(concepts []string) {
 				return
 			}
 			p.stepped[pair] = true
-			if e := p.t.edges.touch(ac, qc, p.eta, p.outcome, true, p.at); e != nil {
+			touch := p.t.edges.touch
+			if p.t.edges.count >= p.budget {
+				touch = p.t.edges.touchExisting
+			}
+			if e := touch(ac, qc, p.eta, p.outcome, true, p.at); e != nil {
 				p.touched[e] = true
 			}
 		}

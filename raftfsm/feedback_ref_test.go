@@ -57,7 +57,11 @@ func stepPairsRef(t *tenant, concepts, with []string, outcome float64, at int64,
 				return
 			}
 			stepped[pair] = true
-			if e := t.edges.touch(ac, qc, eta, outcome, true, at); e != nil {
+			touch := t.edges.touch
+			if t.edges.count >= feedbackEdgeBudget(t) { // the budget, as applyFeedback keeps it
+				touch = t.edges.touchExisting
+			}
+			if e := touch(ac, qc, eta, outcome, true, at); e != nil {
 				touched[e] = true
 			}
 		}

@@ -213,3 +213,48 @@ func TestFeedbackPairsBounded(t *testing.T) {
 		}
 	}
 }
+
+// Feedback makes no edge row past the tenant's budget (feedbackEdgeBase +
+// feedbackEdgesPerAtom an atom) and interns no concept for the rows it
+// does not make; it still steps the rows that exist. Calls of fresh
+// concepts made 65,536 rows each: unbounded memory for one key.
+func TestFeedbackEdgeBudget(t *testing.T) {
+	x := newFixture(t)
+	concepts := make([]string, 256)
+	for i := range concepts {
+		concepts[i] = fmt.Sprintf("a%d", i)
+	}
+	id := x.put("atom", "d", oneHot(0), concepts...)
+	fresh := func(call int) []string {
+		q := make([]string, 256)
+		for i := range q {
+			q[i] = fmt.Sprintf("q%d-%d", call, i)
+		}
+		return q
+	}
+	tn := x.f.tenants[x.tenant]
+	budget := feedbackEdgeBase + feedbackEdgesPerAtom*1
+	first := fresh(1)
+	x.feedback(1, []ID{id}, first...)
+	if n := x.f.Stats(x.tenant).HebbianEdges; n >= budget {
+		t.Fatalf("the first call left %d edges, the test needs fewer than the budget %d", n, budget)
+	}
+	for call := 2; call <= 4; call++ {
+		x.feedback(1, []ID{id}, fresh(call)...)
+		if n := x.f.Stats(x.tenant).HebbianEdges; n != budget {
+			t.Fatalf("after call %d: %d edges, want the budget %d", call, n, budget)
+		}
+	}
+	if names := len(tn.edges.concepts.names); names > 256*2+budget-maxFeedbackPairs {
+		t.Fatalf("%d concepts interned: the calls past the budget interned theirs", names)
+	}
+	before := tn.edges.get("a0", "q1-0").Weight
+	r := x.feedback(1, []ID{id}, first...)
+	if r.CoactivationEdges != maxFeedbackPairs || x.f.Stats(x.tenant).HebbianEdges != budget {
+		t.Fatalf("existing pairs again: %d touched, %d edges; want %d and %d",
+			r.CoactivationEdges, x.f.Stats(x.tenant).HebbianEdges, maxFeedbackPairs, budget)
+	}
+	if w := tn.edges.get("a0", "q1-0").Weight; w <= before {
+		t.Fatalf("weight %v after a step from %v: existing rows are still learned", w, before)
+	}
+}

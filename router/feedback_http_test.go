@@ -32,6 +32,8 @@ func testFeedback(t *testing.T, ts *testServer) {
 			{"empty atom_ids", map[string]any{"atom_ids": []string{}, "outcome": 1}, "body.atom_ids"},
 			{"malformed UUID", map[string]any{"atom_ids": []string{target, "not-a-uuid"}, "outcome": 1}, "body.atom_ids.1"},
 			{"unknown field", map[string]any{"atom_ids": []string{target}, "outcome": 1, "weight": 2}, "body.weight"},
+			{"a query concept of 201 characters", map[string]any{"atom_ids": []string{target}, "outcome": 1,
+				"query_concepts": []string{"ok", strings.Repeat("q", 201)}}, "body.query_concepts.1"},
 			{"empty body", "", "body"},
 		}
 		for _, tc := range cases {

@@ -20,6 +20,7 @@ import (
 const (
 	maxContent     = 10000
 	maxConcepts    = 256
+	maxConceptLen  = 200 // a graph seed's bound: a longer concept could never be one
 	maxMetadata    = 65536
 	maxFingerprint = 512
 	maxDomain      = 100
@@ -81,7 +82,12 @@ func (v *validator) concepts(in []string, loc ...any) []string {
 	}
 	out := make([]string, 0, len(in))
 	seen := make(map[string]bool, len(in))
-	for _, c := range in {
+	for i, c := range in {
+		if utf8.RuneCountInString(c) > maxConceptLen {
+			v.add("string_too_long", fmt.Sprintf("String should have at most %d characters", maxConceptLen),
+				append(slices.Clone(loc), i)...)
+			continue
+		}
 		c = embedder.NormalizeConcept(c)
 		if c != "" && !seen[c] {
 			seen[c] = true

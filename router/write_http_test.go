@@ -100,6 +100,7 @@ func TestWriteHTTP(t *testing.T) {
 		for i := range concepts {
 			concepts[i] = fmt.Sprintf("c%d", i)
 		}
+		concepts[255] = strings.Repeat("é", 200)
 		cases := []struct {
 			name string
 			body any
@@ -152,6 +153,8 @@ func TestWriteHTTP(t *testing.T) {
 			{"metadata a string", map[string]any{"content": "x", "metadata": "{}"}, "body.metadata", ""},
 			{"author a string", map[string]any{"content": "x", "author": "bob"}, "body.author", "dict_type"},
 			{"a null concept", map[string]any{"content": "x", "concepts": []any{"keep", nil}}, "body.concepts.1", "string_type"},
+			{"a concept of 201 characters", map[string]any{"content": "x", "concepts": []string{"keep", strings.Repeat("c", 201)}},
+				"body.concepts.1", "string_too_long"},
 			{"metadata over 65536 bytes", map[string]any{"content": "x",
 				"metadata": map[string]any{"k": strings.Repeat("x", 65536-7)}}, "body.metadata", ""},
 			{"escaped metadata over 65536 bytes as UTF-8", `{"content": "x", "metadata": {"k": "` +
