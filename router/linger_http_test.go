@@ -84,9 +84,9 @@ func sendWhole(t *testing.T, req *http.Request, attempt int) resp {
 }
 
 // TestMalformedRequestsLogNoSecrets: a request the HTTP layer refuses
-// (bad framing, a bad header) is answered 400 and logged, but the log
-// quotes none of its bytes: they hold API keys, session cookies and vault
-// values.
+// (bad framing, a bad header, chunks with a Content-Length) is answered 400
+// and its connection closed, and the log quotes none of its bytes: they
+// hold API keys, session cookies and vault values.
 func TestMalformedRequestsLogNoSecrets(t *testing.T) {
 	t.Parallel()
 	var log leakcheck.Buffer
@@ -100,5 +100,26 @@ func TestMalformedRequestsLogNoSecrets(t *testing.T) {
 	}
 	if got := log.String(); strings.Contains(got, "LeakCanary") {
 		t.Fatalf("the log quotes a refused request:\n%s", got)
+	}
+}
+
+// A chunked body without a Content-Length is a well-framed request.
+func TestChunkedBodyHTTP(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	body := io.MultiReader(strings.NewReader(`{"content":"sent in chunks `), strings.NewReader(`of unknown length"}`))
+	req, err := http.NewRequest("POST", ts.Base+"/memory/write", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Api-Key", ts.Key)
+	res, err := testHTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 || !strings.Contains(string(out), `"stored":true`) {
+		t.Fatalf("a chunked write: %d %s", res.StatusCode, out)
 	}
 }

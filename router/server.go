@@ -201,7 +201,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	if !s.cfg.SeparateMetrics {
 		r.GET("/metrics", MetricsHandler())
 	}
-	return observe(r.Handler)
+	return observe(linger.Framed(r.Handler, s.transportError))
 }
 
 // param returns the path segment bound to name, percent-decoded: the

@@ -3,7 +3,9 @@ package router
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestUnionStrings(t *testing.T) {
@@ -50,6 +52,24 @@ func TestUTF8Size(t *testing.T) {
 	} {
 		if got := utf8Size([]byte(tc.in)); got != tc.want {
 			t.Errorf("utf8Size(%s) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// A provenance header is kept trimmed and cut to maxProvenanceLabel
+// characters at a character's boundary.
+func TestProvenanceLabel(t *testing.T) {
+	long := strings.Repeat("é", maxProvenanceLabel)
+	for _, tc := range []struct{ in, want string }{
+		{"  agent-1 ", "agent-1"},
+		{"", ""},
+		{long, long},
+		{long + "xyz", long},
+		{strings.Repeat("a", maxProvenanceLabel-1) + " tail", strings.Repeat("a", maxProvenanceLabel-1)},
+	} {
+		if got := provenanceLabel([]byte(tc.in)); got != tc.want {
+			t.Errorf("provenanceLabel(%.20q...) = %.20q... (%d characters), want %d", tc.in, got,
+				utf8.RuneCountInString(got), utf8.RuneCountInString(tc.want))
 		}
 	}
 }

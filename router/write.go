@@ -235,9 +235,29 @@ func (s *Server) provenance(c *call, roomID string, _ json.RawMessage) *raftfsm.
 	room := c.rooms[roomID]
 	return &raftfsm.Provenance{
 		Principal:  c.org,
-		Agent:      strings.TrimSpace(string(c.ctx.Request.Header.Peek("X-Hebb-Agent"))),
-		ClientEnv:  strings.TrimSpace(string(c.ctx.Request.Header.Peek("X-Hebb-Client-Env"))),
+		Agent:      provenanceLabel(c.ctx.Request.Header.Peek("X-Hebb-Agent")),
+		ClientEnv:  provenanceLabel(c.ctx.Request.Header.Peek("X-Hebb-Client-Env")),
 		IsExternal: room.Room.Owner != c.org,
 		RecordedAt: time.Now().UnixMicro(),
 	}
+}
+
+// maxProvenanceLabel bounds the agent and client environment a room atom
+// records from the request's headers (only the 16 KiB header buffer bounded
+// them: a 5,000-character agent was kept on every atom).
+const maxProvenanceLabel = 200
+
+// provenanceLabel is a provenance header's value, trimmed and cut to
+// maxProvenanceLabel characters (at a character's boundary; an invalid
+// byte counts as one).
+func provenanceLabel(v []byte) string {
+	s := strings.TrimSpace(string(v))
+	n := 0
+	for i := range s {
+		if n == maxProvenanceLabel {
+			return strings.TrimSpace(s[:i])
+		}
+		n++
+	}
+	return s
 }

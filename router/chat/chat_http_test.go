@@ -524,7 +524,8 @@ func TestHeadersOverReadLimit(t *testing.T) {
 }
 
 // TestMalformedRequestsLogNoSecrets: a request the HTTP layer refuses is
-// answered 400 and logged without its bytes (session cookies, tokens).
+// answered 400, its connection closed, and logged without its bytes
+// (session cookies, tokens).
 func TestMalformedRequestsLogNoSecrets(t *testing.T) {
 	t.Parallel()
 	var log leakcheck.Buffer

@@ -181,7 +181,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	r.DELETE("/api/rooms/{roomId}/participants/{participantId}", s.signedIn(s.hosted(s.removeParticipant)))
 	s.internalRoutes(r)
 	r.GET(realtimePath+"{roomId}", s.realtime)
-	return s.limitBody(r.Handler)
+	return linger.Framed(s.limitBody(r.Handler), s.transportError)
 }
 
 // limitBody answers 413 to a body over MaxBodySize (the transport reads up

@@ -12,5 +12,6 @@
 // MaxBytes or MaxTime, whichever comes first, and only then closes.
 // OnError does the same after the answer to any error met before a
 // handler runs (headers over the read buffer, a malformed request), except
-// a read timeout.
+// a read timeout. Framed refuses, as malformed, a request that carries both
+// chunks and a Content-Length, and closes its connection (RFC 9112 §6.1).
 package linger

@@ -2,6 +2,7 @@ package leakcheck
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -43,11 +44,16 @@ func Malformed(path, secret string) map[string]string {
 		"bad chunk size":                head + "Transfer-Encoding: chunked\r\n\r\nzz\r\n" + body + "\r\n0\r\n\r\n",
 		"header line without a colon":   head + cl + "NoColon " + secret + "\r\n\r\n" + body,
 		"bad request line":              "POST " + path + "?" + secret + " HTTP/1.1 x\r\nHost: x\r\n" + cl + "\r\n" + body,
+		// Framed by its chunks here, by its length by a proxy in front:
+		// refused once read, the connection closed (RFC 9112 §6.1).
+		"chunked with a content length": head + "Content-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(body), body),
 	}
 }
 
 // Send writes raw on a new connection to addr and returns what the server
-// answered before it closed the connection (or 5 s passed).
+// answered before it closed the connection; a connection still open after
+// 5 s is an error.
 func Send(addr, raw string) (string, error) {
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
@@ -60,7 +66,7 @@ func Send(addr, raw string) (string, error) {
 	}
 	out, err := io.ReadAll(conn)
 	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		err = nil
+		err = errors.New("the connection was kept open after the answer")
 	}
 	return string(out), err
 }
