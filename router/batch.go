@@ -211,7 +211,7 @@ func (s *Server) writeGroup(c *call, g *batchGroup, idem *raftfsm.Idempotency) (
 			return nil, conflict("Idempotency-Key was already used with a different request body").
 				with("reason", "idempotency_key_reused")
 		}
-		return nil, supersedeError(res.Err)
+		return nil, supersedeError(res.Err, cmd.Limit)
 	}
 	return res, nil
 }

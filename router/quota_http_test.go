@@ -145,6 +145,11 @@ func TestQuotaHTTP(t *testing.T) {
 				stored++
 			case r.Status == 429 && memReason(r) == "atom_limit":
 				refused++
+				// Refused before the proposal or by the apply, the
+				// answer names the limit.
+				if num(obj(r.Body["details"])["limit"]) != 2 {
+					t.Errorf("atom_limit answer without the limit: %s", r.Raw)
+				}
 			default:
 				t.Errorf("unexpected answer %d: %s", r.Status, r.Raw)
 			}

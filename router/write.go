@@ -134,7 +134,7 @@ func (s *Server) write(c *call) error {
 		return err
 	}
 	if res.Err != nil {
-		return supersedeError(res.Err)
+		return supersedeError(res.Err, cmd.Limit)
 	}
 	return s.ok(c, renderWriteResult(res.Results[0]))
 }
@@ -203,10 +203,12 @@ func (s *Server) limitFor(c *call, tenant string) int64 {
 	return c.settings.Plan.AtomLimit
 }
 
-func supersedeError(e *raftfsm.ApplyError) *apiError {
+// supersedeError maps an apply's refusal of a write; limit is the atom
+// limit the write was given (raftfsm.WriteCmd.Limit).
+func supersedeError(e *raftfsm.ApplyError, limit int64) *apiError {
 	switch {
 	case errors.Is(e, raftfsm.ErrLimit):
-		return atomLimitError(0)
+		return atomLimitError(limit)
 	case errors.Is(e, raftfsm.ErrNotFound):
 		return notFound(e.Message).with("atom_id", e.Target.String())
 	case errors.Is(e, raftfsm.ErrSecretTarget): // no successor to name
