@@ -2,9 +2,13 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 // TestForwardLeaderCache: a node forwarding requests for a group it holds
@@ -122,4 +126,39 @@ func leaderAndFollower(t *testing.T, nodes []*Cluster, g int) (leader, follower 
 		return leader != nil && follower != nil
 	})
 	return leader, follower
+}
+
+// TestProposeWaitsOutLeadershipTransfer: a leader handing its leadership
+// over refuses every command until the transfer ends (raft: up to an
+// election timeout when the target is behind and cannot be reached). A
+// proposal through a follower meets that refusal again and again; it is
+// tried until its deadline, and lands once the leader takes commands again,
+// where it failed (503) at the second refusal.
+func TestProposeWaitsOutLeadershipTransfer(t *testing.T) {
+	t.Parallel()
+	nodes := startNodes(t, 3, "xfer1", "xfer2", "xfer3")
+	tenant := tenantIn(1)
+	leader, follower := leaderAndFollower(t, nodes, 1)
+	var target *Cluster
+	for _, n := range nodes {
+		if n != leader && n != follower {
+			target = n
+		}
+	}
+	targetAddr := target.node.Addr()
+	target.kill()
+	rng := rand.New(rand.NewPCG(3, 4))
+	writeAtom(t, follower, tenant, rng) // the target is now behind
+	g := leader.groups[1]
+	transfer := g.Raft().LeadershipTransferToServer(raft.ServerID(target.NodeID()), raft.ServerAddress(targetAddr))
+	waitUntil(t, "the leader to refuse commands for the transfer", func() bool {
+		err := g.Raft().Barrier(time.Second).Error()
+		return errors.Is(err, raft.ErrLeadershipTransferInProgress)
+	})
+	if _, _, err := proposeAtom(follower, tenant, rng); err != nil {
+		t.Fatalf("a proposal during the leadership transfer: %v", err)
+	}
+	if err := transfer.Error(); err == nil {
+		t.Fatalf("the transfer to a stopped node succeeded")
+	}
 }

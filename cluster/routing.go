@@ -15,15 +15,17 @@ import (
 const leaderWait = 50 * time.Millisecond
 
 // propose replicates cmd in group g from any node: locally when this node
-// leads g, else over the node transport to the leader, with one transparent
-// retry when leadership moved under the request. Until the deadline a
-// missing leader is waited for, as is one that no longer runs g (a node
-// stopping refuses the request before applying anything); then the error
-// is ErrUnavailable.
+// leads g, else over the node transport to the leader. Until the deadline
+// it tries again, leaderWait apart, whatever was refused before it reached
+// the log: a missing leader, one that cannot be dialled, one that no longer
+// runs g (a node stopping), and one that no longer leads (leadership moved,
+// an election or a transfer under way: shard.ErrNotLeader is returned only
+// for a command that never reached the log). Then the error is
+// ErrUnavailable. An answer lost after the command was sent is not tried
+// again: it may have been applied.
 func (c *Cluster) propose(ctx context.Context, g *shard.Group, cmd []byte) (any, error) {
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
-	retried := false
 	for {
 		out, err := c.proposeOnce(ctx, g, cmd)
 		if err == nil {
@@ -32,12 +34,6 @@ func (c *Cluster) propose(ctx context.Context, g *shard.Group, cmd []byte) (any,
 		if !errors.Is(err, shard.ErrNotLeader) && !errors.Is(err, errNoLeader) && !errors.Is(err, errDial) &&
 			!errors.Is(err, shard.ErrUnknownGroup) {
 			return nil, unavailable(err)
-		}
-		if errors.Is(err, shard.ErrNotLeader) {
-			if retried {
-				return nil, unavailable(err)
-			}
-			retried = true
 		}
 		select {
 		case <-ctx.Done():

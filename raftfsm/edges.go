@@ -198,18 +198,26 @@ func (s *edgeSet) adopt(copies []chunkCopy) {
 }
 
 func (s *edgeSet) get(a, b string) *edgeRec {
+	if _, _, n, ok := s.find(a, b); ok {
+		return s.rec(n)
+	}
+	return nil
+}
+
+// find returns the concept ids of a and b, the one whose name sorts first
+// first, and the number of their edge, without interning either: ok is
+// false when there is no such edge.
+func (s *edgeSet) find(a, b string) (ia, ib, n int32, ok bool) {
 	if b < a {
 		a, b = b, a
 	}
 	ia, okA := s.concepts.lookup(a)
 	ib, okB := s.concepts.lookup(b)
 	if !okA || !okB {
-		return nil
+		return 0, 0, 0, false
 	}
-	if n, ok := s.pairs.get(pairKey(ia, ib)); ok {
-		return s.rec(n)
-	}
-	return nil
+	n, ok = s.pairs.get(pairKey(ia, ib))
+	return ia, ib, n, ok
 }
 
 // touch reinforces the (a, b) row: w ← w + eta·(max − w), valence moves
@@ -227,18 +235,8 @@ func (s *edgeSet) touch(a, b string, eta, outcome float64, hasOutcome bool, at i
 // touchExisting is touch of an edge that exists already: a pair without
 // one is left alone (nil), and no concept is interned.
 func (s *edgeSet) touchExisting(a, b string, eta, outcome float64, hasOutcome bool, at int64) *edgeRec {
-	if a == b || a == "" || b == "" {
-		return nil
-	}
-	if b < a {
-		a, b = b, a
-	}
-	ia, okA := s.concepts.lookup(a)
-	ib, okB := s.concepts.lookup(b)
-	if !okA || !okB {
-		return nil
-	}
-	if _, ok := s.pairs.get(pairKey(ia, ib)); !ok {
+	ia, ib, _, ok := s.find(a, b)
+	if a == b || !ok {
 		return nil
 	}
 	return s.touchIDs(ia, ib, eta, outcome, hasOutcome, at)
