@@ -224,7 +224,11 @@ func (s *Server) adminCreateUser(c *call) error {
 		// Anyone may sign up under any address: an account made first by
 		// someone else took the role the operator meant for the person.
 		// An existing account joins the org only with its own password.
-		if ok, _ := console.VerifyPassword(existing.PasswordHash, nu.Password); !ok {
+		ok, verr := console.VerifyPassword(c.std, existing.PasswordHash, nu.Password)
+		if errors.Is(verr, console.ErrBusy) {
+			return unavailable("Service unavailable: too many password checks at once; retry")
+		}
+		if !ok {
 			return conflict("A user with this e-mail address already exists (it may have signed up) and the password " +
 				"does not match it: it was not added to the org. Pass its current password to add it")
 		}

@@ -127,6 +127,35 @@ func TestSignInRateLimited(t *testing.T) {
 	mustContain(t, "limited", p, "Too many failed sign-ins")
 }
 
+// TestSignInRateLimitedInParallel: attempts sent at once are counted
+// before their passwords are checked, so no more of them are checked than
+// the limit allows (counted after the check, 100 at once from one address
+// all got their 401 against a limit of 30, each hashing 19 MiB).
+func TestSignInRateLimitedInParallel(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	n.browser(t).signUp("burst@example.com", pw, "")
+	const attempts = 15 // maxEmailFails is 5
+	forms := make([]func() page, attempts)
+	for i := range forms {
+		b := n.browser(t)
+		form := url.Values{"email": {"burst@example.com"}, "password": {fmt.Sprintf("wrong password %d", i)},
+			"csrf": {b.csrf("/console/signin")}}
+		forms[i] = func() page { return b.post("/console/signin", form) }
+	}
+	statuses := make(chan int, attempts)
+	for _, f := range forms {
+		go func() { statuses <- f().Status }()
+	}
+	got := map[int]int{}
+	for range attempts {
+		got[<-statuses]++
+	}
+	if got[http.StatusUnauthorized] != 5 || got[http.StatusTooManyRequests] != attempts-5 {
+		t.Fatalf("answers by status %v, want 5 checked (401) and %d refused (429)", got, attempts-5)
+	}
+}
+
 // TestSignInLockoutPerAddress: failures from one client address do not
 // lock the account for another address (anyone who knew an e-mail address
 // could lock its owner out with five wrong passwords); failures spread

@@ -13,6 +13,9 @@ var (
 	ErrUnknownOrg = errors.New("console: unknown org")
 	// ErrMailOff means no SMTP server is configured.
 	ErrMailOff = errors.New("console: e-mail is not configured")
+	// ErrBusy: too many password checks wait already (hashSlots); try
+	// again in a moment.
+	ErrBusy = errors.New("console: too many password checks at once")
 	// ErrBadPasswordHash is a stored hash this package cannot read.
 	ErrBadPasswordHash = errors.New("console: unreadable password hash")
 )

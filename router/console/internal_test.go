@@ -1,17 +1,20 @@
 package console
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/mail"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 )
 
 func TestPasswords(t *testing.T) {
-	h, err := HashPassword("a fine password")
+	h, err := HashPassword(context.Background(), "a fine password")
 	if err != nil || !strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$") {
 		t.Fatalf("hash %q %v", h, err)
 	}
@@ -31,11 +34,48 @@ func TestPasswords(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ok, err := VerifyPassword(tc.hash, tc.pw)
+			ok, err := VerifyPassword(context.Background(), tc.hash, tc.pw)
 			if ok != tc.ok || (err != nil) != tc.bad {
 				t.Fatalf("got %v %v", ok, err)
 			}
 		})
+	}
+}
+
+// At most cap(hashSlots) password hashes run at once and maxHashWaiters
+// wait for a slot; one more is refused at once (ErrBusy), and a waiter
+// whose request ends gives up.
+func TestHashSlots(t *testing.T) {
+	release := make(chan struct{})
+	held := make(chan struct{}, cap(hashSlots))
+	for range cap(hashSlots) {
+		go func() {
+			_ = withHashSlot(context.Background(), func() { held <- struct{}{}; <-release })
+		}()
+	}
+	for range cap(hashSlots) {
+		<-held
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	waiting := make(chan error, maxHashWaiters)
+	for range maxHashWaiters {
+		go func() { waiting <- withHashSlot(ctx, func() {}) }()
+	}
+	for hashWaiters.Load() < maxHashWaiters {
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := HashPassword(context.Background(), "one too many"); !errors.Is(err, ErrBusy) {
+		t.Fatalf("a hash past the waiters: %v, want ErrBusy", err)
+	}
+	cancel()
+	for range maxHashWaiters {
+		if err := <-waiting; !errors.Is(err, context.Canceled) {
+			t.Fatalf("a waiter whose request ended: %v", err)
+		}
+	}
+	close(release)
+	if _, err := HashPassword(context.Background(), "a slot again"); err != nil {
+		t.Fatalf("after the slots are free: %v", err)
 	}
 }
 

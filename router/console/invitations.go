@@ -12,6 +12,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/hebbdb/hebb/cluster"
+	"github.com/hebbdb/hebb/router/ratelimit"
 )
 
 // invitationTTL is how long an e-mail invitation can be accepted.
@@ -52,12 +53,11 @@ func (c *Console) inviteByEmail(w http.ResponseWriter, r *http.Request, v *view)
 	// person and per recipient, or anyone signed up could send mail
 	// without limit.
 	byKey, toKey := "i:"+v.Me.UserID, "r:"+email
-	if wait, limited := c.limited(byKey, maxInvitations, toKey, maxInvitations); limited {
+	if ok, wait := c.limits.TakeAll(ratelimit.Limit{Key: byKey, Max: maxInvitations},
+		ratelimit.Limit{Key: toKey, Max: maxInvitations}); !ok {
 		showErr(http.StatusTooManyRequests, fmt.Sprintf("Too many invitations sent. Try again in %s.", span(wait+time.Minute)))
 		return
 	}
-	c.limits.Add(byKey)
-	c.limits.Add(toKey)
 	tok := invitationPrefix + randomToken(32)
 	now := time.Now().UTC()
 	inv := cluster.ConsoleInvite{ID: "inv_" + ulid.Make().String(), Hash: hashToken(tok), Email: email, RoomID: rm.RoomID,

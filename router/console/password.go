@@ -1,12 +1,15 @@
 package console
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
@@ -38,8 +41,46 @@ func checkPassword(pw string) string {
 	return ""
 }
 
-// HashPassword returns the argon2id hash of pw as a PHC string.
-func HashPassword(pw string) (string, error) {
+// hashSlots bounds the password hashes computed at once: an argon2id hash
+// holds 19 MiB and a core for tens of milliseconds, and sign-in and
+// sign-up are open to anyone, so 100 parallel sign-ins took a node from
+// 85 MB to 970 MB resident. At most maxHashWaiters more wait for a slot;
+// past that a check answers ErrBusy at once.
+var (
+	hashSlots   = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+	hashWaiters atomic.Int64
+)
+
+const maxHashWaiters = 64
+
+// withHashSlot runs f holding one of hashSlots.
+func withHashSlot(ctx context.Context, f func()) error {
+	if hashWaiters.Add(1) > maxHashWaiters {
+		hashWaiters.Add(-1)
+		return ErrBusy
+	}
+	select {
+	case hashSlots <- struct{}{}:
+		hashWaiters.Add(-1)
+	case <-ctx.Done():
+		hashWaiters.Add(-1)
+		return fmt.Errorf("waiting to check a password: %w", ctx.Err())
+	}
+	defer func() { <-hashSlots }()
+	f()
+	return nil
+}
+
+// HashPassword returns the argon2id hash of pw as a PHC string, or
+// ErrBusy (hashSlots).
+func HashPassword(ctx context.Context, pw string) (out string, err error) {
+	if slotErr := withHashSlot(ctx, func() { out, err = hashPassword(pw) }); slotErr != nil {
+		return "", slotErr
+	}
+	return out, err
+}
+
+func hashPassword(pw string) (string, error) {
 	salt := make([]byte, 16)
 	if _, err := rand.Read(salt); err != nil {
 		return "", fmt.Errorf("cannot draw a salt: %w", err)
@@ -51,8 +92,16 @@ func HashPassword(pw string) (string, error) {
 		enc.EncodeToString(salt), enc.EncodeToString(key)), nil
 }
 
-// VerifyPassword reports whether pw matches hash (argon2id PHC or bcrypt).
-func VerifyPassword(hash, pw string) (bool, error) {
+// VerifyPassword reports whether pw matches hash (argon2id PHC or
+// bcrypt), or ErrBusy (hashSlots).
+func VerifyPassword(ctx context.Context, hash, pw string) (ok bool, err error) {
+	if slotErr := withHashSlot(ctx, func() { ok, err = verifyPassword(hash, pw) }); slotErr != nil {
+		return false, slotErr
+	}
+	return ok, err
+}
+
+func verifyPassword(hash, pw string) (bool, error) {
 	if strings.HasPrefix(hash, "$2a$") || strings.HasPrefix(hash, "$2b$") || strings.HasPrefix(hash, "$2y$") {
 		err := bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw))
 		return err == nil, nil
@@ -86,6 +135,6 @@ func VerifyPassword(hash, pw string) (bool, error) {
 // first such sign-in, not at start-up: an argon2 hash took 95 ms of every
 // process's start (hebb --help, hebb mcp, the CLI) before main ran.
 var dummyHash = sync.OnceValue(func() string {
-	h, _ := HashPassword("not a password of anyone")
+	h, _ := hashPassword("not a password of anyone")
 	return h
 })

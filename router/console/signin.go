@@ -57,16 +57,25 @@ func (c *Console) signInPage(w http.ResponseWriter, r *http.Request, v *view) {
 }
 
 // signIn checks the password, within the rate limits, and starts a new
-// session.
+// session. Each attempt is counted against the limits before its password
+// is checked, and given back when it succeeds: counted after the check,
+// parallel attempts all passed a check that none had been counted in yet
+// (100 at once from one address against its limit of 30).
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request, v *view) {
 	form := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), Next: safeNext(r.PostFormValue("next"))}
 	v.Title, v.Data = "Sign in", form
 	email, addr := cluster.NormalizeEmail(form.Email), ratelimit.ClientAddr(r)
 	emailKey, accountKey, addrKey := "e:"+email+"\x00"+addr, "E:"+email, "a:"+addr
-	if wait, ok := c.limited(emailKey, maxEmailFails, addrKey, maxAddressFails, accountKey, maxAccountFails); ok {
+	if ok, wait := c.limits.TakeAll(ratelimit.Limit{Key: emailKey, Max: maxEmailFails},
+		ratelimit.Limit{Key: addrKey, Max: maxAddressFails}, ratelimit.Limit{Key: accountKey, Max: maxAccountFails}); !ok {
 		v.Error = fmt.Sprintf("Too many failed sign-ins. Try again in %s.", span(wait+time.Minute))
 		c.render(w, http.StatusTooManyRequests, "signin", v)
 		return
+	}
+	giveBack := func() {
+		for _, k := range []string{emailKey, accountKey, addrKey} {
+			c.limits.Return(k)
+		}
 	}
 	var u cluster.ConsoleUser
 	var found bool
@@ -76,18 +85,21 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request, v *view) {
 	if found {
 		hash = u.PasswordHash
 	}
-	ok, err := VerifyPassword(hash, r.PostFormValue("password"))
+	ok, err := VerifyPassword(r.Context(), hash, r.PostFormValue("password"))
+	if errors.Is(err, ErrBusy) || r.Context().Err() != nil {
+		giveBack() // not an attempt: the password was never checked
+		c.fail(w, r, v, http.StatusServiceUnavailable, "Too many sign-ins at once; try again in a moment.")
+		return
+	}
 	if err != nil {
 		c.log.Error("console: stored password hash unreadable", "user", u.ID, "err", err)
 	}
 	if !found || !ok || len(u.Orgs) == 0 {
-		c.limits.Add(emailKey)
-		c.limits.Add(accountKey)
-		c.limits.Add(addrKey)
 		v.Error = "That e-mail address and password do not match."
 		c.render(w, http.StatusUnauthorized, "signin", v)
 		return
 	}
+	giveBack()
 	c.limits.Reset(emailKey)
 	if err := c.startSession(r.Context(), w, r, u.ID, u.Orgs[0].OrgID); err != nil {
 		c.log.Error("console: cannot start session", "err", err)
@@ -95,17 +107,6 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request, v *view) {
 		return
 	}
 	http.Redirect(w, r, form.Next, http.StatusSeeOther)
-}
-
-// limited reports whether any of the (key, max) pairs is over its limit,
-// and how long until it is not.
-func (c *Console) limited(pairs ...any) (time.Duration, bool) {
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if b, wait := c.limits.Blocked(pairs[i].(string), pairs[i+1].(int)); b {
-			return wait, true
-		}
-	}
-	return 0, false
 }
 
 func (c *Console) signUpPage(w http.ResponseWriter, r *http.Request, v *view) {
@@ -123,12 +124,22 @@ func (c *Console) signUp(w http.ResponseWriter, r *http.Request, v *view) {
 	form := authForm{Email: strings.TrimSpace(r.PostFormValue("email")), OrgName: strings.TrimSpace(r.PostFormValue("org_name")),
 		Next: safeNext(r.PostFormValue("next"))}
 	v.Title, v.Data = "Create your account", form
+	// Counted before the address is looked up or the password hashed,
+	// given back when the form was refused (parallel sign-ups all passed a
+	// check made before any was counted: 30 from one address against its
+	// limit of 10).
 	addrKey := "s:" + ratelimit.ClientAddr(r)
-	if wait, ok := c.limited(addrKey, maxSignUps); ok {
+	if ok, wait := c.limits.Take(addrKey, maxSignUps); !ok {
 		v.Error = fmt.Sprintf("Too many accounts created from here. Try again in %s.", span(wait+time.Minute))
 		c.render(w, http.StatusTooManyRequests, "signup", v)
 		return
 	}
+	counted := false
+	defer func() {
+		if !counted {
+			c.limits.Return(addrKey)
+		}
+	}()
 	if len(form.OrgName) > 200 {
 		v.Error = "Keep the workspace name under 200 characters."
 		c.render(w, http.StatusBadRequest, "signup", v)
@@ -156,16 +167,19 @@ func (c *Console) signUp(w http.ResponseWriter, r *http.Request, v *view) {
 		c.render(w, http.StatusBadRequest, "signup", v)
 		return
 	case errors.Is(err, ErrEmailTaken):
-		c.limits.Add(addrKey)
+		counted = true
 		v.Error = "An account with this e-mail address exists. Sign in instead."
 		c.render(w, http.StatusConflict, "signup", v)
+		return
+	case errors.Is(err, ErrBusy):
+		c.fail(w, r, v, http.StatusServiceUnavailable, "Too many sign-ups at once; try again in a moment.")
 		return
 	case err != nil:
 		c.log.Error("console: sign-up failed", "err", err)
 		c.fail(w, r, v, http.StatusServiceUnavailable, "The service is unavailable; try again in a moment.")
 		return
 	}
-	c.limits.Add(addrKey)
+	counted = true
 	if err := c.startSession(r.Context(), w, r, u.ID, u.Orgs[0].OrgID); err != nil {
 		c.log.Error("console: cannot start session", "err", err)
 		c.fail(w, r, v, http.StatusServiceUnavailable, "The service is unavailable; try again in a moment.")

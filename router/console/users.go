@@ -56,7 +56,7 @@ func CreateUser(ctx context.Context, p Proposer, u NewUser) (cluster.ConsoleUser
 	if msg != "" {
 		return cluster.ConsoleUser{}, fmt.Errorf("%w: %s", ErrInvalidUser, msg)
 	}
-	hash, err := HashPassword(u.Password)
+	hash, err := HashPassword(ctx, u.Password)
 	if err != nil {
 		return cluster.ConsoleUser{}, err
 	}

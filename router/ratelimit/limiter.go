@@ -159,6 +159,40 @@ func (l *Limiter) Take(key string, max int) (bool, time.Duration) {
 	return true, 0
 }
 
+// Limit is a key and the events it may count in a window.
+type Limit struct {
+	Key string
+	Max int
+}
+
+// TakeAll is Take of every limit in one step: it counts one event of each
+// unless one of them has reached its max (then it counts none, and reports
+// false and when that limit's window ends).
+func (l *Limiter) TakeAll(limits ...Limit) (bool, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	for _, lim := range limits {
+		if c := l.hits[lim.Key]; c != nil && now.Sub(c.start) < l.window && c.n >= lim.Max {
+			return false, c.start.Add(l.window).Sub(now)
+		}
+	}
+	for _, lim := range limits {
+		l.add(lim.Key, now)
+	}
+	return true, 0
+}
+
+// Return gives back one event of key that Take or TakeAll counted (the
+// event turned out not to count: a sign-in that succeeded).
+func (l *Limiter) Return(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c := l.hits[key]; c != nil && c.n > 0 {
+		c.n--
+	}
+}
+
 func (l *Limiter) add(key string, now time.Time) {
 	c := l.hits[key]
 	if c == nil || now.Sub(c.start) >= l.window {
