@@ -62,6 +62,38 @@ func TestLimiterTake(t *testing.T) {
 	}
 }
 
+// TakeAll counts every key or none: a key at its limit refuses the whole
+// take, leaving the others' counts alone; Return gives one event back.
+func TestLimiterTakeAll(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := New(time.Minute, 10, func() time.Time { return now })
+	a, b := Limit{Key: "a", Max: 3}, Limit{Key: "b", Max: 2}
+	var passed atomic.Int32
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			if ok, _ := l.TakeAll(a, b); ok {
+				passed.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := passed.Load(); n != 2 {
+		t.Fatalf("%d of 20 concurrent takes passed, want 2 (b's limit)", n)
+	}
+	if ok, _ := l.Take("a", 3); !ok {
+		t.Fatal("a refused takes counted a beyond the two that passed")
+	}
+	if ok, _ := l.Take("a", 3); ok {
+		t.Fatal("a passed its limit")
+	}
+	l.Return("b")
+	if ok, _ := l.TakeAll(b); !ok {
+		t.Fatal("b refused after an event was given back")
+	}
+	l.Return("unknown") // nothing to give back
+}
+
 // TestLimiterBoundsKeys: a flood of distinct keys does not grow the map
 // past maxKeys once their windows have ended.
 func TestLimiterBoundsKeys(t *testing.T) {
