@@ -324,6 +324,11 @@ func (st *metaState) consoleSetRole(c ConsoleSetRole) any {
 		u.Orgs = append(u.Orgs, ConsoleMembership{OrgID: c.OrgID, Role: c.Role})
 		slices.SortFunc(u.Orgs, func(a, b ConsoleMembership) int { return cmp.Compare(a.OrgID, b.OrgID) })
 	} else {
+		// What the person signed in for in that org ends with the
+		// membership: console sessions, and OAuth grants and codes (their
+		// refresh tokens kept minting tokens and id_tokens, and a re-added
+		// person's old access tokens came back).
+		st.oauth.revokeUserGrants(u.ID, c.OrgID)
 		for _, h := range slices.Clone(cs.userSessions[u.ID]) {
 			if cs.sessions[h].OrgID == c.OrgID {
 				cs.dropSession(h)

@@ -316,6 +316,8 @@ func (st *metaState) oauthRedeemCode(c OAuthRedeemCode) any {
 		return invalidGrant("authorization code was already used; the tokens it granted are revoked")
 	case code.KeyID != "" && st.keys[code.KeyID].info.Revoked:
 		return invalidGrant("the API key signed in with was revoked")
+	case st.memberGone(code.UserID, code.OrgID):
+		return invalidGrant("the person who signed in is no longer a member of the workspace")
 	case code.RedirectURI != c.RedirectURI:
 		return invalidGrant("redirect_uri does not match the authorization request")
 	case code.Challenge != c.Challenge:
@@ -346,6 +348,9 @@ func (st *metaState) oauthRefresh(c OAuthRefresh) any {
 	case tok.Used:
 		o.revokeFamily(tok.Family)
 		return invalidGrant("refresh token was already used; its grant is revoked")
+	case st.memberGone(g.UserID, g.OrgID):
+		o.revokeFamily(tok.Family)
+		return invalidGrant("the person who signed in is no longer a member of the workspace")
 	case c.Access.Hash == "" || c.Refresh.Hash == "":
 		return fmt.Errorf("cannot refresh: token hashes required: %w", ErrInvalidCommand)
 	}
@@ -438,6 +443,30 @@ func (o *oauthState) revokeKeyGrants(keyID string) {
 			o.revokeFamily(family)
 		}
 	}
+}
+
+// revokeUserGrants revokes every grant, and drops every code not yet
+// redeemed, that a console user signed in to org for.
+func (o *oauthState) revokeUserGrants(userID, org string) {
+	o.init()
+	for family, g := range o.grants {
+		if g.UserID == userID && g.OrgID == org {
+			o.revokeFamily(family)
+		}
+	}
+	maps.DeleteFunc(o.codes, func(_ string, c OAuthCode) bool {
+		return c.UserID == userID && c.OrgID == org && !c.Used
+	})
+}
+
+// memberGone reports whether the console user a grant or code was signed in
+// for (userID, "" for an API key) is no longer a member of org.
+func (st *metaState) memberGone(userID, org string) bool {
+	if userID == "" {
+		return false
+	}
+	u, ok := st.console.users[userID]
+	return !ok || !slices.ContainsFunc(u.Orgs, func(m ConsoleMembership) bool { return m.OrgID == org })
 }
 
 // sweep deletes expired records, at most once per oauthSweepEvery of command

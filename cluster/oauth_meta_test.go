@@ -293,3 +293,51 @@ func TestOAuthRestoreDuplicates(t *testing.T) {
 		})
 	}
 }
+
+// TestOAuthGrantsEndWithMembership: removing a person from an org revokes
+// the grants they signed in to it for and drops their codes not yet
+// redeemed (a refresh kept minting tokens, a code still redeemed, and
+// re-adding the person brought the old access tokens back); a grant or
+// code of a person no longer a member is refused even when it was missed.
+func TestOAuthGrantsEndWithMembership(t *testing.T) {
+	f := newOAuthFixture(t)
+	applyAll(t, f.m, EncodeConsoleCreateUser(ConsoleCreateUser{User: consoleUser("usr_1", "ann@example.com", "org_a",
+		ConsoleRoleOwner), Now: t0}))
+	issue := func(hash string) []byte {
+		return EncodeOAuthIssueCode(OAuthIssueCode{Now: f.now, Code: OAuthCode{Hash: hash, ClientID: fxClient,
+			OrgID: "org_a", RedirectURI: fxRedirect, Scopes: []string{"memory:read", ScopeOfflineAccess},
+			Challenge: fxVerifier, UserID: "usr_1", AuthTime: f.now, ExpiresAt: f.now.Add(10 * time.Minute)}})
+	}
+	setRole := func(role string) {
+		t.Helper()
+		applyAll(t, f.m, EncodeConsoleSetRole(ConsoleSetRole{UserID: "usr_1", OrgID: "org_a", Role: role, Now: f.now}))
+	}
+	applyAll(t, f.m, issue("code_user"), issue("code_later"))
+	if _, ok := f.redeem("code_user", "fam_u", "at_u", "rt_u").(OAuthIssued); !ok || !f.valid("at_u") {
+		t.Fatal("the person's code did not redeem")
+	}
+	setRole("")
+	if f.valid("at_u") {
+		t.Error("an access token outlived its person's membership")
+	}
+	wantGrantErr(t, f.refresh("rt_u", "at_2", "rt_2"), "unknown, expired or revoked")
+	wantGrantErr(t, f.redeem("code_later", "fam_l", "at_l", "rt_l"), "unknown or expired")
+	setRole(ConsoleRoleMember)
+	if f.valid("at_u") {
+		t.Error("re-adding the person brought an old access token back")
+	}
+
+	// A code and a grant the removal missed (made by a replica of an
+	// older version) are refused by the membership check itself.
+	applyAll(t, f.m, issue("code_next"))
+	if _, ok := f.redeem("code_next", "fam_n", "at_n", "rt_n").(OAuthIssued); !ok {
+		t.Fatal("a member's code did not redeem")
+	}
+	applyAll(t, f.m, issue("code_missed"))
+	cs := &f.m.st.console
+	u := cs.users["usr_1"]
+	u.Orgs = nil // the membership gone without the revocation
+	cs.users["usr_1"] = u
+	wantGrantErr(t, f.refresh("rt_n", "at_3", "rt_3"), "no longer a member")
+	wantGrantErr(t, f.redeem("code_missed", "fam_m", "at_m", "rt_m"), "no longer a member")
+}
