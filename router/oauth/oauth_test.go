@@ -274,6 +274,26 @@ func TestRegistrationRateLimit(t *testing.T) {
 	}
 }
 
+// Served over https (the issuer's scheme), every answer of the
+// authorization server carries Strict-Transport-Security, as the
+// console's do; over http none does.
+func TestHSTSOverHTTPS(t *testing.T) {
+	for _, issuer := range []string{"https://hebb.example.com", ""} {
+		e := newEnvWith(t, func(c *Config) {
+			if issuer != "" {
+				c.Issuer = issuer
+			}
+		})
+		for _, path := range []string{"/oauth/authorize?client_id=nobody", "/.well-known/oauth-authorization-server", "/oauth/jwks"} {
+			req, _ := http.NewRequest("GET", e.ts.URL+path, nil)
+			_, _, h, _ := e.do(req)
+			if got := h.Get("Strict-Transport-Security"); (got == "max-age=31536000") != (issuer != "") || (got != "") != (issuer != "") {
+				t.Errorf("issuer %q, %s: Strict-Transport-Security %q", issuer, path, got)
+			}
+		}
+	}
+}
+
 func TestRegistration(t *testing.T) {
 	e := newEnv(t, "claude.ai", "*.example.com")
 	tests := []struct {
@@ -295,6 +315,12 @@ func TestRegistration(t *testing.T) {
 		{"ws on an allowed host", map[string]any{"redirect_uris": []string{"ws://claude.ai/cb"}}, "invalid_redirect_uri"},
 		{"private-use scheme", map[string]any{"redirect_uris": []string{"ai.claude.app://claude.ai/cb"}}, ""},
 		{"relative", map[string]any{"redirect_uris": []string{"/cb"}}, "invalid_redirect_uri"},
+		{"a user name before an allowed host", map[string]any{"redirect_uris": []string{"https://evil.test@app.example.com/cb"}},
+			"invalid_redirect_uri"},
+		{"an empty password before an allowed host", map[string]any{"redirect_uris": []string{"https://evil.test:@claude.ai/cb"}},
+			"invalid_redirect_uri"},
+		{"a user name before loopback", map[string]any{"redirect_uris": []string{"http://evil.test:80@localhost/cb"}},
+			"invalid_redirect_uri"},
 		{"none", map[string]any{"client_name": "x"}, "invalid_redirect_uri"},
 		{"bad grant", map[string]any{"redirect_uris": []string{testRedirect}, "grant_types": []string{"password"}}, "invalid_client_metadata"},
 		{"bad auth method", map[string]any{"redirect_uris": []string{testRedirect}, "token_endpoint_auth_method": "private_key_jwt"}, "invalid_client_metadata"},

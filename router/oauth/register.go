@@ -146,6 +146,11 @@ func (s *Server) redirectAllowed(raw string) error {
 	if err != nil || len(raw) > maxURILen || !u.IsAbs() || u.Fragment != "" || u.Opaque != "" {
 		return fmt.Errorf("redirect URI %q is not an absolute URI without a fragment", raw)
 	}
+	if u.User != nil {
+		// https://evil.example@app.example.com/cb goes to the allowlisted
+		// host, but the consent page would name the other one first.
+		return fmt.Errorf("redirect URI %q must not carry a user name or password", raw)
+	}
 	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Hostname())
 	switch scheme {
 	case "javascript", "data", "file", "vbscript", "blob", "about":

@@ -131,7 +131,17 @@ func (s *Server) routes() {
 }
 
 // Handler serves /oauth/* and /.well-known/*.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler {
+	if !strings.HasPrefix(s.cfg.Issuer, "https://") {
+		return s.mux
+	}
+	// Served over https, every answer keeps browsers on it, as the
+	// console's do: the consent page carries the console's session.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Strict-Transport-Security", "max-age=31536000")
+		s.mux.ServeHTTP(w, r)
+	})
+}
 
 // ResourceMetadataURL is the protected-resource metadata address that a
 // 401 of the connector names.
