@@ -163,21 +163,23 @@ func (s *Server) checkToolScopes(body []byte, scopes []string) error {
 	if scopes == nil {
 		return nil
 	}
-	type message struct {
-		Method string `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	var msgs []message
-	var one message
+	// Maps, not structs: encoding/json matches a struct's fields without
+	// regard to case, so {"name": "memory_write", "Name": "memory_read"}
+	// read as memory_read here and as memory_write in the SDK.
+	var msgs []map[string]json.RawMessage
+	var one map[string]json.RawMessage
 	if json.Unmarshal(body, &one) != nil && json.Unmarshal(body, &msgs) != nil {
 		return nil // the transport answers malformed bodies
 	}
 	msgs = append(msgs, one)
 	for _, m := range msgs {
-		need, ok := mcptools.RequiredScope(m.Params.Name)
-		if m.Method != "tools/call" || !ok || slices.Contains(scopes, need) {
+		var method, name string
+		var params map[string]json.RawMessage
+		_ = json.Unmarshal(m["method"], &method)
+		_ = json.Unmarshal(m["params"], &params)
+		_ = json.Unmarshal(params["name"], &name)
+		need, ok := mcptools.RequiredScope(name)
+		if method != "tools/call" || !ok || slices.Contains(scopes, need) {
 			continue
 		}
 		e := forbidden("The access token lacks the "+need+" scope").with("reason", "insufficient_scope").with("scope", need)

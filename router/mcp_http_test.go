@@ -503,6 +503,13 @@ func TestMCPRemoteScopesAndKeys(t *testing.T) {
 		obj(body["details"])["reason"] != "insufficient_scope" {
 		t.Errorf("write with a read-only token: %d %q %v", st, h.Get("WWW-Authenticate"), body)
 	}
+	// The SDK reads "name" as written; a "Name" after it does not hide the
+	// write from the scope check (encoding/json matched it to a field
+	// without regard to case, and the last one won).
+	disguised := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_write","Name":"memory_read","arguments":{"content":"x"}}}`
+	if st, _, body := mcpRaw(t, ts.URL, readOnly, disguised); st != 403 || obj(body["details"])["reason"] != "insufficient_scope" {
+		t.Errorf("a write named twice with a read-only token: %d %v", st, body)
+	}
 	st, _, body = mcpRaw(t, ts.URL, readOnly, toolCall("memory_stats", `{}`))
 	if result := obj(body["result"]); st != 200 || result["isError"] == true || obj(result["structuredContent"])["total_atoms"] == nil {
 		t.Errorf("read with a read-only token: %d %v", st, body)
