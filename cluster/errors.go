@@ -79,6 +79,11 @@ func authError(reason string) error {
 var (
 	// ErrUnavailable means no leader of the needed group answered in time.
 	ErrUnavailable = errors.New("cluster: group unavailable")
+	// ErrOutcomeUnknown means a proposal reached a leader but its result
+	// did not come back (leadership lost after the leader took it, its
+	// deadline passed, the answer lost on the way): the command may or may
+	// not be applied. Errors carrying it also carry ErrUnavailable.
+	ErrOutcomeUnknown = errors.New("cluster: the command's outcome is unknown")
 	// ErrStorage means the group's leader could not write a command to its
 	// log (a full or failing disk): the command was not applied.
 	ErrStorage = errors.New("cluster: the leader cannot write its log")

@@ -28,6 +28,33 @@ func TestStorageErrors(t *testing.T) {
 	}
 }
 
+// A proposal the leader took but did not confirm, locally or over RPC, or
+// whose answer was lost, may have been applied (ErrOutcomeUnknown, with
+// ErrUnavailable); one refused before the log, or never delivered, was not.
+func TestMaybeApplied(t *testing.T) {
+	timeout := fmt.Errorf("cannot propose to group 3: %w: outcome unknown: leadership lost", shard.ErrTimeout)
+	for name, tc := range map[string]struct {
+		err     error
+		unknown bool
+	}{
+		"leadership lost here":     {timeout, true},
+		"leadership lost remotely": {errorOf(kindOf(timeout), timeout.Error()), true},
+		"leader stopped":           {fmt.Errorf("cannot propose to group 3: %w", shard.ErrShutdown), true},
+		"answer lost":              {fmt.Errorf("%w: %w from 127.0.0.1:7000: EOF", ErrUnavailable, errNoAnswer), true},
+		"not the leader":           {fmt.Errorf("%w: transfer in progress", shard.ErrNotLeader), false},
+		"never dialled":            {fmt.Errorf("%w: %w: cannot reach x", ErrUnavailable, errDial), false},
+		"disk full":                {fmt.Errorf("%w: no space", shard.ErrStorage), false},
+	} {
+		got := maybeApplied(unavailable(tc.err))
+		if errors.Is(got, ErrOutcomeUnknown) != tc.unknown {
+			t.Errorf("%s: %v, outcome unknown %v, want %v", name, got, !tc.unknown, tc.unknown)
+		}
+		if tc.unknown && !errors.Is(got, ErrUnavailable) {
+			t.Errorf("%s: %v does not carry ErrUnavailable", name, got)
+		}
+	}
+}
+
 // A node's id survives restarts; a data dir that holds a cluster but lost
 // its id file does not start under a new one.
 func TestNodeIDFile(t *testing.T) {

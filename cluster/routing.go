@@ -33,7 +33,7 @@ func (c *Cluster) propose(ctx context.Context, g *shard.Group, cmd []byte) (any,
 		}
 		if !errors.Is(err, shard.ErrNotLeader) && !errors.Is(err, errNoLeader) && !errors.Is(err, errDial) &&
 			!errors.Is(err, shard.ErrUnknownGroup) {
-			return nil, unavailable(err)
+			return nil, maybeApplied(unavailable(err))
 		}
 		select {
 		case <-ctx.Done():
@@ -41,6 +41,18 @@ func (c *Cluster) propose(ctx context.Context, g *shard.Group, cmd []byte) (any,
 		case <-time.After(leaderWait):
 		}
 	}
+}
+
+// maybeApplied marks with ErrOutcomeUnknown an error after which the
+// command may have been applied: the leader took it but did not confirm it
+// in time (shard.ErrTimeout, here or on the leader that answered) or
+// stopped meanwhile (shard.ErrShutdown), or its answer was lost
+// (errNoAnswer).
+func maybeApplied(err error) error {
+	if errors.Is(err, shard.ErrTimeout) || errors.Is(err, shard.ErrShutdown) || errors.Is(err, errNoAnswer) {
+		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	}
+	return err
 }
 
 var errNoLeader = errors.New("cluster: no leader known")

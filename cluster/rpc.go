@@ -77,6 +77,10 @@ func init() {
 // it elsewhere cannot apply it twice.
 var errDial = errors.New("cluster: dial failed")
 
+// errNoAnswer marks a request sent (or perhaps sent) whose answer never
+// came: the other node may have acted on it.
+var errNoAnswer = errors.New("cluster: no answer")
+
 // remoteError carries an error apply result (a meta command's failure).
 type remoteError struct {
 	Kind string
@@ -153,13 +157,13 @@ func (c *Cluster) exchange(ctx context.Context, addr string, rc *rpcConn, req *r
 	stop := context.AfterFunc(ctx, func() { _ = rc.conn.SetDeadline(time.Now()) })
 	if err := rc.send(req); err != nil {
 		stop()
-		return nil, false, fmt.Errorf("%w: cannot send to %s: %w", ErrUnavailable, addr, err)
+		return nil, false, fmt.Errorf("%w: %w: cannot send to %s: %w", ErrUnavailable, errNoAnswer, addr, err)
 	}
 	resp = &rpcResponse{}
 	err = rc.dec.Decode(resp)
 	usable = stop()
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: no answer from %s: %w", ErrUnavailable, addr, err)
+		return nil, false, fmt.Errorf("%w: %w from %s: %w", ErrUnavailable, errNoAnswer, addr, err)
 	}
 	return resp, usable, nil
 }

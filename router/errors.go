@@ -61,6 +61,17 @@ func unavailable(msg string) *apiError {
 	return e
 }
 
+// outcomeUnknown answers a write whose leader took it but did not confirm
+// it (leadership lost, its deadline passed, its answer lost): it may have
+// been applied. A retry is safe with the same Idempotency-Key; an
+// identical plain write is most likely refused by the gate as a duplicate
+// of the first (its reason names that atom).
+func outcomeUnknown() *apiError {
+	e := unavailable("Service unavailable: the write was not confirmed in time and may have been applied")
+	e.Header = map[string]string{"Retry-After": "1"}
+	return e.with("reason", "outcome_unknown")
+}
+
 // storageUnavailable answers a write the leader could not append to its
 // log (a full or failing disk): nothing was written, so a retry is safe.
 func storageUnavailable() *apiError {

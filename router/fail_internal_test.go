@@ -44,6 +44,20 @@ func TestFailStorage(t *testing.T) {
 	}
 }
 
+// A write its leader took but did not confirm is 503, retryable (with the
+// same Idempotency-Key; an identical plain write meets the gate), and says
+// that it may have been applied: reason outcome_unknown.
+func TestFailOutcomeUnknown(t *testing.T) {
+	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	c := &call{ctx: &fasthttp.RequestCtx{}, reqID: "req_test"}
+	s.fail(c, fmt.Errorf("%w: %w: leadership lost", cluster.ErrOutcomeUnknown, cluster.ErrUnavailable))
+	body := string(c.ctx.Response.Body())
+	if c.ctx.Response.StatusCode() != 503 || string(c.ctx.Response.Header.Peek("Retry-After")) != "1" ||
+		!strings.Contains(body, `"reason":"outcome_unknown"`) || !strings.Contains(body, "may have been applied") {
+		t.Fatalf("%d %s", c.ctx.Response.StatusCode(), body)
+	}
+}
+
 // A request no leader answered is 503, retryable, with Retry-After: an
 // election takes about a second.
 func TestFailNoLeader(t *testing.T) {

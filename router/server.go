@@ -281,6 +281,8 @@ func (s *Server) fail(c *call, err error) {
 	case errors.Is(err, cluster.ErrStorage):
 		s.log.Warn("write refused: the log cannot be written", "err", err, "request_id", c.reqID)
 		ae = storageUnavailable()
+	case errors.Is(err, cluster.ErrOutcomeUnknown):
+		ae = outcomeUnknown()
 	case errors.Is(err, ErrUnavailable), errors.Is(err, cluster.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		ae = unavailable("Service unavailable: no leader answered in time")
 		ae.Header = map[string]string{"Retry-After": "1"} // an election takes about a second

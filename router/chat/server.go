@@ -266,6 +266,9 @@ func (s *Server) fail(c *call, err error) {
 	case errors.Is(err, cluster.ErrStorage):
 		s.log.Warn("write refused: the log cannot be written", "err", err, "request_id", c.reqID)
 		ae = unavailable("Service unavailable: the server cannot write to its storage").with("reason", "storage_unavailable")
+	case errors.Is(err, cluster.ErrOutcomeUnknown):
+		ae = unavailable("Service unavailable: the change was not confirmed in time and may have been applied").
+			with("reason", "outcome_unknown")
 	case errors.Is(err, cluster.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		ae = unavailable("Service unavailable: no leader answered in time")
 	case errors.Is(err, ErrProvider):
