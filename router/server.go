@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"runtime"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	frouter "github.com/fasthttp/router"
@@ -81,8 +82,9 @@ type Server struct {
 	srv     *fasthttp.Server
 	touch   *toucher
 	quota   *quotas
-	tools   *toolSurface    // POST /mcp and its authorization server
-	console *consoleSurface // the web console under /console
+	tools   *toolSurface                    // POST /mcp and its authorization server
+	console *consoleSurface                 // the web console under /console
+	ln      atomic.Pointer[linger.Listener] // what Serve serves, for Shutdown's Drain
 }
 
 // New builds the server; Serve starts it.
@@ -123,13 +125,20 @@ func (s *Server) Serve(ln net.Listener) error {
 		ln = &spinListener{Listener: ln}
 	}
 	// Bodies up to twice the cap get their 413 rather than a reset.
-	return s.srv.Serve(&linger.Listener{Listener: ln, MaxBytes: 2 * MaxBodySize, MaxTime: linger.Time})
+	l := &linger.Listener{Listener: ln, MaxBytes: 2 * MaxBodySize, MaxTime: linger.Time}
+	s.ln.Store(l)
+	return s.srv.Serve(l)
 }
 
 // Shutdown stops accepting, waits for in-flight requests, then flushes the
 // pending access counts.
 func (s *Server) Shutdown(ctx context.Context) error {
-	err := s.srv.ShutdownWithContext(ctx)
+	var err error
+	if l := s.ln.Load(); l != nil {
+		err = l.Drain(ctx, s.srv.ShutdownWithContext)
+	} else {
+		err = s.srv.ShutdownWithContext(ctx)
+	}
 	s.touch.stop()
 	s.quota.stop()
 	return err

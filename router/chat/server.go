@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	frouter "github.com/fasthttp/router"
@@ -102,6 +103,7 @@ type Server struct {
 	roomLimits *ratelimit.Limiter // room creations of each user
 	// origins guards the session cookie against other origins (origin.go).
 	origins *http.CrossOriginProtection
+	ln      atomic.Pointer[linger.Listener] // what Serve serves, for Shutdown's Drain
 }
 
 // New builds the server; Serve starts it.
@@ -147,13 +149,18 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.srv.Handler }
 
 // Serve answers requests on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.srv.Serve(&linger.Listener{Listener: ln, MaxBytes: lingerBytes, MaxTime: linger.Time})
+	l := &linger.Listener{Listener: ln, MaxBytes: lingerBytes, MaxTime: linger.Time}
+	s.ln.Store(l)
+	return s.srv.Serve(l)
 }
 
 // Shutdown stops accepting, closes the realtime connections and waits for
 // in-flight requests.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.conns.closeAll()
+	if l := s.ln.Load(); l != nil {
+		return l.Drain(ctx, s.srv.ShutdownWithContext)
+	}
 	return s.srv.ShutdownWithContext(ctx)
 }
 

@@ -1,9 +1,11 @@
 package linger
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +24,9 @@ type Listener struct {
 	net.Listener
 	MaxBytes int64
 	MaxTime  time.Duration
+
+	mu    sync.Mutex
+	conns map[*conn]struct{} // open connections, for Drain
 }
 
 func (l *Listener) Accept() (net.Conn, error) {
@@ -29,7 +34,60 @@ func (l *Listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: c, maxBytes: l.MaxBytes, maxTime: l.MaxTime}, nil
+	lc := &conn{Conn: c, maxBytes: l.MaxBytes, maxTime: l.MaxTime, l: l, accepted: time.Now()}
+	l.mu.Lock()
+	if l.conns == nil {
+		l.conns = map[*conn]struct{}{}
+	}
+	l.conns[lc] = struct{}{}
+	l.mu.Unlock()
+	return lc, nil
+}
+
+// drainEvery and unusedAfter pace Drain: a connection accepted that long
+// ago has had its first read started, so no byte read means none sent.
+const (
+	drainEvery  = 100 * time.Millisecond
+	unusedAfter = time.Second
+)
+
+// Drain runs shutdown (the server's graceful shutdown, which stops
+// accepting and waits for its connections to finish) while closing, every
+// drainEvery, the connections that have sent nothing in the unusedAfter
+// since they were accepted. fasthttp counts a new connection busy until its
+// first request, so one that never sent any (a browser's preconnect, a
+// client pool's spare) held every stop until its read timeout: 30 s, the
+// shutdown's deadline, for one idle socket.
+func (l *Listener) Drain(ctx context.Context, shutdown func(context.Context) error) error {
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(drainEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				l.closeUnused(now)
+			}
+		}
+	}()
+	return shutdown(ctx)
+}
+
+func (l *Listener) closeUnused(now time.Time) {
+	l.mu.Lock()
+	var unused []*conn
+	for c := range l.conns {
+		if !c.used.Load() && now.Sub(c.accepted) >= unusedAfter {
+			unused = append(unused, c)
+		}
+	}
+	l.mu.Unlock()
+	for _, c := range unused {
+		_ = c.Close()
+	}
 }
 
 // conn is a connection whose Close, once OnClose was called, first
@@ -41,9 +99,25 @@ type conn struct {
 	maxBytes int64
 	maxTime  time.Duration
 	linger   atomic.Bool
+	l        *Listener
+	accepted time.Time
+	used     atomic.Bool // a byte was read
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.used.Load() {
+		c.used.Store(true)
+	}
+	return n, err
 }
 
 func (c *conn) Close() error {
+	if c.l != nil {
+		c.l.mu.Lock()
+		delete(c.l.conns, c)
+		c.l.mu.Unlock()
+	}
 	if c.linger.Swap(false) {
 		if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 			_ = cw.CloseWrite() // the client reads the answer to its end

@@ -1,10 +1,12 @@
 package linger
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +99,53 @@ func TestOnErrorSkipsTimeouts(t *testing.T) {
 		}
 		_ = client.Close()
 		_ = server.Close()
+	}
+}
+
+// TestDrainClosesUnusedConnections: a fasthttp server's graceful shutdown
+// behind Drain ends though a client holds a connection that never sent a
+// request (fasthttp waited for it until its read timeout), while a request
+// in flight is still answered.
+func TestDrainClosesUnusedConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	srv := &fasthttp.Server{ReadTimeout: time.Minute, Handler: func(ctx *fasthttp.RequestCtx) {
+		<-release
+		ctx.SetBodyString("done")
+	}}
+	l := &Listener{Listener: ln, MaxBytes: 1 << 20, MaxTime: time.Second}
+	go func() { _ = srv.Serve(l) }()
+	idle, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	busy, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	if _, err := busy.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // the request reaches the handler
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	stopped := make(chan error, 1)
+	go func() { stopped <- l.Drain(ctx, srv.ShutdownWithContext) }()
+	time.Sleep(unusedAfter + 3*drainEvery)
+	close(release)
+	answer, _ := io.ReadAll(busy)
+	if !strings.Contains(string(answer), "done") {
+		t.Errorf("the request in flight got %q", answer)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("shutdown: %v (the unused connection held it)", err)
+	}
+	if _, err := idle.Read(make([]byte, 1)); err == nil {
+		t.Error("the unused connection is still open")
 	}
 }

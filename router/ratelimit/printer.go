@@ -2,8 +2,10 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -40,8 +42,15 @@ func NewPrinter(h slog.Handler, level slog.Level, burst int, interval time.Durat
 		now: time.Now, tokens: float64(burst)}
 }
 
-// Printf logs the line unless the budget is spent.
+// Printf logs the line unless the budget is spent, or an error among its
+// arguments is a connection closed on this side (net.ErrClosed: the
+// server's shutdown closing connections that never sent a request).
 func (p *Printer) Printf(format string, args ...any) {
+	for _, a := range args {
+		if err, ok := a.(error); ok && errors.Is(err, net.ErrClosed) {
+			return
+		}
+	}
 	p.mu.Lock()
 	now := p.now()
 	if !p.last.IsZero() {

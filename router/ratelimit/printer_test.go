@@ -3,7 +3,9 @@ package ratelimit
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +52,16 @@ func TestPrinterQuotesNoRequestBytes(t *testing.T) {
 			!strings.Contains(got, `\"127.0.0.1:2\"`) {
 			t.Errorf("%q logged as %q, want %q", tc.err, got, tc.want)
 		}
+	}
+}
+
+// A connection closed on this side (a shutdown closing unused ones) is
+// not logged.
+func TestPrinterSkipsClosedConnections(t *testing.T) {
+	var buf bytes.Buffer
+	p := ConnErrors(slog.NewTextHandler(&buf, nil))
+	p.Printf("error when serving connection %q<->%q: %v", "a", "b", fmt.Errorf("read tcp: %w", net.ErrClosed))
+	if buf.Len() != 0 {
+		t.Fatalf("logged %q", buf.String())
 	}
 }
