@@ -166,7 +166,7 @@ func (s *Server) signInAnonymous(c *call) error {
 		return err
 	}
 	var v validator
-	v.optText("name", body.Name, 1, maxDisplayName)
+	v.optName("name", body.Name, maxDisplayName)
 	if err := v.err(); err != nil {
 		return err
 	}
@@ -309,7 +309,7 @@ func (s *Server) updateUser(c *call) error {
 		return err
 	}
 	var v validator
-	v.optText("name", body.Name, 1, maxDisplayName)
+	v.optName("name", body.Name, maxDisplayName)
 	v.imageURL(body.Image)
 	if err := v.err(); err != nil {
 		return err

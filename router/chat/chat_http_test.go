@@ -230,6 +230,13 @@ func TestValidationAndLimits(t *testing.T) {
 		{"bad user id", "POST", "/api/rooms/" + room + "/participants", map[string]any{"userId": "bob"}, 400, "userId"},
 		{"unknown user", "POST", "/api/rooms/" + room + "/participants", map[string]any{"userId": "usr_01ARZ3NDEKTSV4RRFFQ69G5FAV"}, 404, ""},
 		{"name too long", "POST", "/api/auth/update-user", map[string]any{"name": strings.Repeat("n", 65)}, 400, "name"},
+		{"a NUL in a name", "POST", "/api/auth/update-user", map[string]any{"name": "Alice\u0000"}, 400, "name"},
+		{"an escape sequence in a room name", "POST", "/api/rooms", map[string]any{"name": "a\u001b[31mb"}, 400, "name"},
+		{"a right-to-left override in a room name", "POST", "/api/rooms", map[string]any{"name": "\u202egnp.exe"}, 400, "name"},
+		{"a line break in a room name", "POST", "/api/rooms", map[string]any{"name": "two\nlines"}, 400, "name"},
+		{"a C1 control in a message", "POST", msgs, map[string]any{"content": "a\u009bb"}, 400, "content"},
+		{"a message of several lines", "POST", msgs, map[string]any{"content": "one\n\ttwo\r\nthree"}, 201, ""},
+		{"a right-to-left message", "POST", msgs, map[string]any{"content": "\u05e9\u05dc\u05d5\u05dd \u2067x\u2069"}, 201, ""},
 		{"bad image", "POST", "/api/auth/update-user", map[string]any{"image": "javascript:alert(1)"}, 400, "image"},
 		{"body too large", "POST", msgs, map[string]any{"content": strings.Repeat("x", 70<<10)}, 413, ""},
 	}

@@ -126,7 +126,7 @@ func (b *roomBody) check(create, internal bool) error {
 	} else if b.Name == nil && b.Description == nil && b.Visibility == nil && b.Lobby == nil {
 		v.add("missing", "At least one field is required", "body")
 	}
-	v.optText("name", b.Name, 1, maxRoomName)
+	v.optName("name", b.Name, maxRoomName)
 	v.optText("description", b.Description, 0, maxDescription)
 	v.visibility(b.Visibility)
 	if !internal && b.Lobby != nil {

@@ -112,8 +112,9 @@ func (v *validator) add(typ, msg string, loc ...any) {
 	v.errs = append(v.errs, fieldErr(typ, msg, loc...))
 }
 
-// text checks a string field of the body: at most max characters and, when
-// min is 1, not blank.
+// text checks a string field of the body: at most max characters, when
+// min is 1 not blank, and no control character but tabs and line breaks
+// (a NUL or a terminal escape sequence stored for every client to show).
 func (v *validator) text(field, s string, minChars, maxChars int) {
 	n := utf8.RuneCountInString(s)
 	switch {
@@ -121,6 +122,8 @@ func (v *validator) text(field, s string, minChars, maxChars int) {
 		v.add("string_too_short", "String should not be blank", "body", field)
 	case n > maxChars:
 		v.add("string_too_long", "String should have at most "+strconv.Itoa(maxChars)+" characters", "body", field)
+	case strings.ContainsFunc(s, control):
+		v.add("value_error", "String must not contain control characters", "body", field)
 	}
 }
 
@@ -129,6 +132,29 @@ func (v *validator) optText(field string, s *string, minChars, maxChars int) {
 	if s != nil {
 		v.text(field, *s, minChars, maxChars)
 	}
+}
+
+// optName checks an optional name (a room's, a person's): text of one line
+// without bidirectional overrides or isolates, which make "\u202egnp.exe"
+// read "exe.png".
+func (v *validator) optName(field string, s *string, maxChars int) {
+	v.optText(field, s, 1, maxChars)
+	if s != nil && !strings.ContainsFunc(*s, control) && strings.ContainsFunc(*s, nameFormatting) {
+		v.add("value_error", "Name must not contain line breaks or bidirectional controls", "body", field)
+	}
+}
+
+// control reports a C0 or C1 control character or DEL, but for a tab and
+// line breaks.
+func control(r rune) bool {
+	return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r >= 0x7f && r <= 0x9f
+}
+
+// nameFormatting reports what a one-line name may not hold on top of
+// control: tabs, line breaks and the bidirectional embeddings, overrides
+// and isolates (U+202A-U+202E, U+2066-U+2069).
+func nameFormatting(r rune) bool {
+	return r == '\t' || r == '\n' || r == '\r' || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 
 func (v *validator) required(field string, present bool) bool {
