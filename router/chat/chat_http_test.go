@@ -254,6 +254,13 @@ func TestValidationAndLimits(t *testing.T) {
 			}
 		})
 	}
+	// A limit out of range is named so, not as a parse error.
+	for q, typ := range map[string]string{"0": "greater_than_equal", "101": "less_than_equal", "x": "int_parsing"} {
+		r := alice.do("GET", msgs+"?limit="+q, nil)
+		if errs, _ := dig(r.Body, "details", "errors").([]any); r.Status != 400 || len(errs) == 0 || dig(errs[0], "type") != typ {
+			t.Errorf("limit=%s: %d %s, want type %s", q, r.Status, r.Raw, typ)
+		}
+	}
 	// Nothing comes before the first message.
 	must(t, alice.do("POST", msgs, map[string]any{"content": "first"}), 201)
 	if page := must(t, alice.do("GET", msgs+"?before=0", nil), 200); len(dig(page.Body, "messages").([]any)) != 0 ||

@@ -26,8 +26,13 @@ func readPage(c *call) (p raftfsm.ChatPage, none bool, err error) {
 	p = raftfsm.ChatPage{Limit: defaultPageLimit}
 	if raw := args.Peek("limit"); raw != nil {
 		n, err := strconv.Atoi(string(raw))
-		if err != nil || n < 1 || n > maxPageLimit {
+		switch {
+		case err != nil:
 			v.add("int_parsing", "Input should be an integer from 1 to 100", "query", "limit")
+		case n < 1:
+			v.add("greater_than_equal", "Input should be greater than or equal to 1", "query", "limit")
+		case n > maxPageLimit:
+			v.add("less_than_equal", "Input should be less than or equal to 100", "query", "limit")
 		}
 		p.Limit = n
 	}
