@@ -133,12 +133,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // Shutdown stops accepting, waits for in-flight requests, then flushes the
 // pending access counts.
 func (s *Server) Shutdown(ctx context.Context) error {
-	var err error
-	if l := s.ln.Load(); l != nil {
-		err = l.Drain(ctx, s.srv.ShutdownWithContext)
-	} else {
-		err = s.srv.ShutdownWithContext(ctx)
-	}
+	err := s.ln.Load().Drain(ctx, s.srv.ShutdownWithContext)
 	s.touch.stop()
 	s.quota.stop()
 	return err

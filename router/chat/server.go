@@ -158,10 +158,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // in-flight requests.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.conns.closeAll()
-	if l := s.ln.Load(); l != nil {
-		return l.Drain(ctx, s.srv.ShutdownWithContext)
-	}
-	return s.srv.ShutdownWithContext(ctx)
+	return s.ln.Load().Drain(ctx, s.srv.ShutdownWithContext)
 }
 
 func (s *Server) routes() fasthttp.RequestHandler {

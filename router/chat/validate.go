@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
@@ -147,7 +148,7 @@ func (v *validator) optName(field string, s *string, maxChars int) {
 // control reports a C0 or C1 control character or DEL, but for a tab and
 // line breaks.
 func control(r rune) bool {
-	return r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r >= 0x7f && r <= 0x9f
+	return unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r'
 }
 
 // nameFormatting reports what a one-line name may not hold on top of

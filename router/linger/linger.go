@@ -57,8 +57,12 @@ const (
 // since they were accepted. fasthttp counts a new connection busy until its
 // first request, so one that never sent any (a browser's preconnect, a
 // client pool's spare) held every stop until its read timeout: 30 s, the
-// shutdown's deadline, for one idle socket.
+// shutdown's deadline, for one idle socket. A nil l (a server not
+// serving yet) only runs shutdown.
 func (l *Listener) Drain(ctx context.Context, shutdown func(context.Context) error) error {
+	if l == nil {
+		return shutdown(ctx)
+	}
 	done := make(chan struct{})
 	defer close(done)
 	go func() {

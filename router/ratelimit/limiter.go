@@ -149,14 +149,7 @@ func (l *Limiter) Add(key string) {
 // count are one step, so concurrent events cannot all pass a check made
 // before any of them was counted.
 func (l *Limiter) Take(key string, max int) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	if c := l.hits[key]; c != nil && now.Sub(c.start) < l.window && c.n >= max {
-		return false, c.start.Add(l.window).Sub(now)
-	}
-	l.add(key, now)
-	return true, 0
+	return l.TakeAll(Limit{Key: key, Max: max})
 }
 
 // Limit is a key and the events it may count in a window.
