@@ -247,6 +247,11 @@ func (r *Room) changeMember(c *RoomCmd) *RoomResult {
 		}
 		return &RoomResult{Room: r.copy(), Member: m.copy()}
 	}
+	if !m.Active(c.At) {
+		// §3.2 changes the scope or expiry of an active member only; an
+		// expired one given no expiry was active again without a re-invite.
+		return roomErr(ErrForbidden, "Membership is not active; a new invite restores access")
+	}
 	if c.SetScope {
 		m.Scope = c.Scope
 	}

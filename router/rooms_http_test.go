@@ -452,6 +452,8 @@ func TestRoomMembershipHTTP(t *testing.T) {
 			t.Errorf("members list after revoke: %v", m)
 		}
 		rmErr(t, rmJoin(ts, f.writer.key, old), 403, "FORBIDDEN", "Not an active member of this room")
+		rmErr(t, ts.do("PATCH", members+f.writer.id, f.owner.key, map[string]any{"scope": "read"}), 403, "FORBIDDEN",
+			"Membership is not active; a new invite restores access")
 		rmErr(t, rmRead(ts, f.writer.key, f.addr, "staging database", nil), 403, "FORBIDDEN",
 			"Not an active member of this room")
 		owner := rmRead(ts, f.owner.key, f.addr, "staging database", nil)
@@ -487,8 +489,14 @@ func TestRoomMembershipHTTP(t *testing.T) {
 		old := str(rmInvite(t, ts, f.owner.key, f.room, map[string]any{"max_uses": 5})["code"])
 		time.Sleep(time.Until(exp) + 100*time.Millisecond)
 		rmErr(t, rmRead(ts, f.reader.key, f.addr, "anything", nil), 403, "FORBIDDEN", "Not an active member of this room")
-		// A code minted before the expiry does not extend it.
+		// A code minted before the expiry does not extend it, and the owner
+		// cannot lift it either (§3.2 changes active members only).
 		rmErr(t, rmJoin(ts, f.reader.key, old), 403, "FORBIDDEN", "Not an active member of this room")
+		for _, patch := range []map[string]any{{"expires_at": nil}, {"scope": "read_write"}} {
+			rmErr(t, ts.do("PATCH", members+f.reader.id, f.owner.key, patch), 403, "FORBIDDEN",
+				"Membership is not active; a new invite restores access")
+		}
+		rmErr(t, rmRead(ts, f.reader.key, f.addr, "anything", nil), 403, "FORBIDDEN", "Not an active member of this room")
 		if m := rmMember(t, ts, f.owner.key, f.room, f.reader.id); m == nil || m["status"] != "expired" {
 			t.Errorf("members list after expiry: %v", m)
 		}

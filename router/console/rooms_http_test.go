@@ -178,7 +178,11 @@ func TestEmailInvitationAndJoinLink(t *testing.T) {
 		t.Run("revoke", func(t *testing.T) {
 			p := owner.submit("/console/rooms/"+ops, "/console/rooms/"+ops+"/members/"+guestOrg+"/revoke", nil)
 			mustStatus(t, "revoke", p, http.StatusSeeOther)
-			mustContain(t, "revoked", owner.follow("/console/rooms/"+ops), "revoked")
+			page := owner.follow("/console/rooms/" + ops)
+			mustContain(t, "revoked", page, "revoked")
+			if strings.Contains(page.Body, `id="m-`+guestOrg+`"`) {
+				t.Fatal("a revoked member still has the access form (only an active membership changes)")
+			}
 			if strings.Contains(guest.follow("/console/rooms").Body, "Ops runbook") {
 				t.Fatal("revoked room still listed")
 			}
