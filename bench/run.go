@@ -82,7 +82,7 @@ type target struct {
 // Run executes the configured workload and returns its report (not yet
 // written; see Report.Write).
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	if err := cfg.check(); err != nil {
+	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
 	rep := &Report{Tool: "hebb bench", Workload: cfg.Workload, StartedAt: time.Now().UTC(), Command: cfg.Command,
@@ -140,7 +140,10 @@ func progress(w io.Writer) io.Writer {
 	return w
 }
 
-func (c *Config) check() error {
+// Check names the first bad value of c (an unknown workload, a flag out of
+// range); Run calls it before anything runs, and a caller can before it
+// prepares the report directory.
+func (c *Config) Check() error {
 	known := false
 	for _, w := range Workloads {
 		known = known || w.Name == c.Workload

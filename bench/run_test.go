@@ -24,7 +24,7 @@ func TestConfigChecksKernelFlags(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.Workload = tc.workload
 		tc.edit(&cfg.Kernels)
-		if err := cfg.check(); errors.Is(err, ErrBadConfig) != tc.bad {
+		if err := cfg.Check(); errors.Is(err, ErrBadConfig) != tc.bad {
 			t.Errorf("%s: check() = %v, want bad %v", tc.name, err, tc.bad)
 		}
 	}

@@ -22,6 +22,10 @@ func admin(args []string) error {
 	if len(args) == 0 {
 		return errors.New(adminUsage)
 	}
+	if isHelp(args[0]) {
+		fmt.Fprintln(os.Stderr, adminUsage)
+		return nil
+	}
 	switch args[0] {
 	case "remove-node":
 		return removeNode(args[1:])

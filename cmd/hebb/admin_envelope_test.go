@@ -21,7 +21,8 @@ func TestEnvelopeText(t *testing.T) {
 // -h prints a command's flags and exits 0; the top-level usage lists every
 // command.
 func TestHelpExitsZero(t *testing.T) {
-	for _, args := range [][]string{{"serve", "-h"}, {"serve", "--help"}, {"admin", "create-user", "-h"}, {"--help"}} {
+	for _, args := range [][]string{{"serve", "-h"}, {"serve", "--help"}, {"admin", "create-user", "-h"}, {"--help"},
+		{"admin", "-h"}, {"mcp", "-h"}, {"mcp", "--help"}, {"vault", "put", "-h"}, {"rooms", "-h"}, {"bench", "-h"}} {
 		out, err := exec.Command(hebbBin, args...).CombinedOutput()
 		if err != nil {
 			t.Errorf("hebb %v: %v\n%s", args, err, out)
@@ -29,6 +30,12 @@ func TestHelpExitsZero(t *testing.T) {
 		if strings.Contains(string(out), "help requested") {
 			t.Errorf("hebb %v printed %q", args, out)
 		}
+	}
+	if out, _ := exec.Command(hebbBin, "vault", "put", "-h").CombinedOutput(); !strings.Contains(string(out), "vault put <alias>") {
+		t.Errorf("vault put's usage lacks its argument:\n%s", out)
+	}
+	if out, err := exec.Command(hebbBin, "vault", "get", "x", "--context", "y").CombinedOutput(); err == nil {
+		t.Errorf("vault get took put's --context:\n%s", out)
 	}
 	out, _ := exec.Command(hebbBin, "--help").CombinedOutput()
 	for _, cmd := range []string{"serve", "admin remove-node", "admin create-user", "bench", "mcp", "import"} {

@@ -28,6 +28,9 @@ func benchCmd(args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.Check(); err != nil { // before --out is made
+		return err
+	}
 	if err := writableDir(cfg.Out); err != nil { // before the run, not after it
 		return err
 	}
@@ -53,7 +56,7 @@ func benchCmd(args []string) error {
 func benchConfig(args []string) (bench.Config, error) {
 	cfg := bench.DefaultConfig()
 	fs := benchFlags(&cfg)
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+	if len(args) > 0 && isHelp(args[0]) {
 		fmt.Fprint(os.Stderr, benchUsage(fs))
 		return cfg, flag.ErrHelp
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +79,20 @@ func TestBenchConfig(t *testing.T) {
 			t.Errorf("err = %v, want flag.ErrHelp", err)
 		}
 	})
+}
+
+// A refused workload or flag leaves no report directory behind.
+func TestBenchRefusesBeforeOut(t *testing.T) {
+	for _, args := range [][]string{{"bogus"}, {"search", "--rate", "-1"}} {
+		out := filepath.Join(t.TempDir(), "out")
+		err := benchCmd(append(args, "--out", out))
+		if !errors.Is(err, bench.ErrUnknownWorkload) && !errors.Is(err, bench.ErrBadConfig) {
+			t.Errorf("%v: err = %v", args, err)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v made %s (%v)", args, out, err)
+		}
+	}
 }
 
 func TestRedactSecrets(t *testing.T) {

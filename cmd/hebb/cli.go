@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -125,6 +126,11 @@ func (f *commonFlags) connect(ctx context.Context, env *cliEnv) (*hebb.Client, c
 	return c, ctx, cancel, nil
 }
 
+// isHelp reports whether arg asks for a command's usage.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
+}
+
 func newFlagSet(env *cliEnv, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("hebb "+name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
@@ -168,6 +174,15 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// printList prints a list as the REST API answers it, {key: [...]}, so
+// --json has the endpoint's shape on every command.
+func printList(w io.Writer, key string, list any) error {
+	if v := reflect.ValueOf(list); v.Kind() == reflect.Slice && v.IsNil() {
+		list = []struct{}{}
+	}
+	return printJSON(w, map[string]any{key: list})
 }
 
 // splitList reads a comma-separated flag value; "" is nil.

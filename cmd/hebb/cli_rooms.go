@@ -59,7 +59,7 @@ var roomsCommands = map[string]roomsCommand{
 
 // cmdRooms is `hebb rooms ...`.
 func cmdRooms(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || isHelp(args[0]) {
 		fmt.Fprint(env.stderr, roomsUsage)
 		if len(args) == 0 {
 			return errors.New("rooms: missing command")
@@ -91,12 +91,18 @@ func cmdRooms(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	if key := roomsLists[args[0]]; cf.json && key != "" {
+		return printList(env.stdout, key, v)
+	}
 	if cf.json {
 		return printJSON(env.stdout, v)
 	}
 	rc.text(env, v)
 	return nil
 }
+
+// roomsLists names the key of the REST answer of the commands that list.
+var roomsLists = map[string]string{"list": "rooms", "invites": "invites", "members": "members"}
 
 func noFlags(f roomCall) func(*flag.FlagSet) roomCall {
 	return func(*flag.FlagSet) roomCall { return f }

@@ -230,7 +230,8 @@ func TestCLIRoomsAndVault(t *testing.T) {
 	if out := s.run(guest, "", false, "rooms", "list").must(t); !strings.Contains(out, `"launch"  member, read_write, active`) {
 		t.Fatalf("list: %q", out)
 	}
-	members := decodeJSON[[]hebb.Member](t, s.run(owner, "", false, "rooms", "members", "--json", room.RoomID).must(t))
+	// --json prints a list as the REST API answers it.
+	members := decodeJSON[struct{ Members []hebb.Member }](t, s.run(owner, "", false, "rooms", "members", "--json", room.RoomID).must(t)).Members
 	if len(members) != 2 {
 		t.Fatalf("members: %+v", members)
 	}
@@ -256,6 +257,12 @@ func TestCLIRoomsAndVault(t *testing.T) {
 	}
 	if out := s.run(owner, "", false, "vault", "list").must(t); !strings.Contains(out, "deploy key") || strings.Contains(out, "s3cr3t") {
 		t.Fatalf("vault list: %q", out)
+	}
+	if out := s.run(owner, "", false, "vault", "list", "--json").must(t); len(decodeJSON[struct{ Secrets []hebb.Secret }](t, out).Secrets) != 1 {
+		t.Fatalf("vault list --json: %q", out)
+	}
+	if out := s.run(guest, "", false, "vault", "list", "--json").must(t); strings.Join(strings.Fields(out), "") != `{"secrets":[]}` {
+		t.Fatalf("vault list --json with none: %q", out)
 	}
 	got := decodeJSON[hebb.Secret](t, s.run(owner, "", false, "vault", "get", "deploy.key", "--json").must(t))
 	if got.Alias != "deploy.key" || got.Context != "deploy key" {

@@ -18,7 +18,7 @@ const vaultUsage = `usage: hebb vault <command> [flags]
 
 // cmdVault is `hebb vault ...`.
 func cmdVault(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || isHelp(args[0]) {
 		fmt.Fprint(env.stderr, vaultUsage)
 		if len(args) == 0 {
 			return errors.New("vault: missing command")
@@ -26,19 +26,25 @@ func cmdVault(ctx context.Context, env *cliEnv, args []string) error {
 		return nil
 	}
 	name, args := args[0], args[1:]
-	fs := newFlagSet(env, "vault "+name, "")
+	argsUsage, ok := map[string]string{"put": "<alias>", "list": "", "get": "<alias>"}[name]
+	if !ok {
+		fmt.Fprint(env.stderr, vaultUsage)
+		return fmt.Errorf("vault: unknown command %q", name)
+	}
+	fs := newFlagSet(env, "vault "+name, argsUsage)
 	var cf commonFlags
 	cf.register(fs, env, cmdTimeout)
-	purpose := fs.String("context", "", "what the secret is for (put)")
+	purpose := new(string)
+	if name == "put" {
+		purpose = fs.String("context", "", "what the secret is for")
+	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	nargs := map[string]int{"put": 1, "list": 0, "get": 1}
-	want, ok := nargs[name]
-	if !ok {
-		fmt.Fprint(env.stderr, vaultUsage)
-		return fmt.Errorf("vault: unknown command %q", name)
+	want := 0
+	if argsUsage != "" {
+		want = 1
 	}
 	if err := wantArgs(fs, pos, want, want); err != nil {
 		return err
@@ -65,6 +71,9 @@ func cmdVault(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if cf.json && name == "list" {
+		return printList(env.stdout, "secrets", out)
 	}
 	if cf.json {
 		return printJSON(env.stdout, out)

@@ -26,8 +26,13 @@ const defaultRESTBase = "http://127.0.0.1:8080/api/v1"
 // same tools as the remote connector, each a REST call with the API key of
 // MNEMOVERSE_API_KEY (or HEBB_API_KEY) to HEBB_URL.
 func mcpStdio(args []string) error {
+	const usage = "usage: hebb mcp (configured by MNEMOVERSE_API_KEY or HEBB_API_KEY, and HEBB_URL)"
+	if len(args) == 1 && isHelp(args[0]) {
+		fmt.Fprintln(os.Stderr, usage)
+		return nil
+	}
 	if len(args) > 0 {
-		return errors.New("usage: hebb mcp (configured by MNEMOVERSE_API_KEY or HEBB_API_KEY, and HEBB_URL)")
+		return errors.New(usage)
 	}
 	key := firstEnv("MNEMOVERSE_API_KEY", "HEBB_API_KEY")
 	if key == "" {
