@@ -232,6 +232,22 @@ func TestAdminSurface(t *testing.T) {
 	if err != nil || p.Tenant != org.OrgID || p.GroupID == 0 {
 		t.Fatalf("placement: %v %+v", err, p)
 	}
+	u, err := admin.CreateUser(ctx, client.UserRequest{Email: "surface@example.com", Password: "a long password 1",
+		OrgID: org.OrgID, Role: "member"})
+	if err != nil || u.UserID == "" || u.OrgID != org.OrgID || u.Role != "member" || u.Email != "surface@example.com" {
+		t.Fatalf("create user: %v %+v", err, u)
+	}
+	if _, err := admin.CreateUser(ctx, client.UserRequest{Email: "surface@example.com", Password: "not the password",
+		OrgID: org.OrgID}); client.AsAPIError(err) == nil || client.AsAPIError(err).StatusCode != 409 {
+		t.Fatalf("taken address, wrong password: %v", err)
+	}
+	gone, err := admin.RemoveUser(ctx, "surface@example.com", org.OrgID)
+	if err != nil || gone.UserID != u.UserID || gone.OrgID != org.OrgID || !gone.Removed {
+		t.Fatalf("remove user: %v %+v", err, gone)
+	}
+	if _, err := admin.RemoveUser(ctx, u.UserID, org.OrgID); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("remove again: %v", err)
+	}
 	bad, _ := client.NewAdmin(rootURL, "wrong")
 	if _, err := bad.Orgs(ctx); !errors.Is(err, client.ErrUnauthorized) {
 		t.Fatalf("wrong token: %v", err)

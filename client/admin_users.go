@@ -1,0 +1,56 @@
+package client
+
+import (
+	"context"
+	"net/http"
+)
+
+// UserRequest makes a web console user (POST /admin/v1/users): in an
+// existing org (OrgID), or in a new one named OrgName (neither: a new org
+// named after the address). An existing user is added to OrgID with Role
+// when Password is theirs; otherwise the answer is 409.
+type UserRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"` // at least 10 characters
+	OrgID    string `json:"org_id,omitempty"`
+	OrgName  string `json:"org_name,omitempty"`
+	Role     string `json:"role,omitempty"` // "owner" (default) or "member"
+	Operator bool   `json:"operator,omitempty"`
+}
+
+// User is a console user's membership of the org the request named.
+type User struct {
+	UserID   string `json:"user_id"`
+	Email    string `json:"email"`
+	OrgID    string `json:"org_id"`
+	Role     string `json:"role"`
+	Operator bool   `json:"operator"`
+}
+
+// RemovedUser is the answer of a removal from an org.
+type RemovedUser struct {
+	UserID  string `json:"user_id"`
+	OrgID   string `json:"org_id"`
+	Removed bool   `json:"removed"`
+}
+
+// CreateUser makes a console user, or adds an existing one to an org.
+func (a *AdminClient) CreateUser(ctx context.Context, req UserRequest) (*User, error) {
+	var out User
+	if err := a.c.do(ctx, &request{method: http.MethodPost, path: "/admin/v1/users", body: req}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// RemoveUser takes a person (user ID or e-mail address) out of an org at
+// once, with their console sessions in it and the OAuth grants they made
+// for it; ErrNotFound when they are not in it.
+func (a *AdminClient) RemoveUser(ctx context.Context, user, orgID string) (*RemovedUser, error) {
+	var out RemovedUser
+	r := &request{method: http.MethodDelete, path: "/admin/v1/users/" + seg(user) + "/orgs/" + seg(orgID), safe: true}
+	if err := a.c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
