@@ -19,6 +19,9 @@ func pathID(c *call) (raftfsm.ID, bool) {
 }
 
 func (s *Server) getAtom(c *call) error {
+	if err := refuseByExternalRef(c); err != nil {
+		return err
+	}
 	id, ok := pathID(c)
 	if !ok {
 		return notFound(atomNotFound)
@@ -116,7 +119,22 @@ type deleteAtomJSON struct {
 	HistoryDestroyed       bool     `json:"history_destroyed"`
 }
 
+// refuseByExternalRef answers a GET or DELETE of
+// /memory/atoms/by-external-ref, which the {atom_id} routes match, as the
+// router answers a wrong method: 405 with the Allow header (it was 404
+// "Atom not found", or a DELETE's 200 deleted 0).
+func refuseByExternalRef(c *call) error {
+	if c.param("atom_id") != "by-external-ref" {
+		return nil
+	}
+	c.ctx.Response.Header.Set("Allow", "POST")
+	return newError(405, codeMethod, "Method not allowed")
+}
+
 func (s *Server) deleteAtom(c *call) error {
+	if err := refuseByExternalRef(c); err != nil {
+		return err
+	}
 	id, ok := pathID(c)
 	if !ok {
 		return s.ok(c, deleteAtomJSON{AtomID: c.param("atom_id"), PredecessorsLeftHidden: []string{}})

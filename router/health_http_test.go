@@ -66,12 +66,19 @@ func TestEnvelopeHTTP(t *testing.T) {
 			{"POST", "/health"},
 			{"DELETE", "/health/ready"},
 			{"PATCH", "/api/v1/memory/atoms/0190a000-0000-7000-8000-000000000000"},
+			// The {atom_id} routes match this path: a wrong method was 404
+			// "Atom not found" (and a DELETE 200 deleted 0).
+			{"GET", "/api/v1/memory/atoms/by-external-ref"},
+			{"DELETE", "/api/v1/memory/atoms/by-external-ref"},
 		}
 		for _, tc := range cases {
 			r := ts.do(tc.method, tc.path, ts.Key, nil)
 			checkEnvelope(t, r, 405, str(r.Body["code"]))
 			if str(r.Body["code"]) == "" {
 				t.Errorf("%s %s: empty code", tc.method, tc.path)
+			}
+			if r.Header.Get("Allow") == "" {
+				t.Errorf("%s %s: no Allow header", tc.method, tc.path)
 			}
 		}
 	})

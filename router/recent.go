@@ -32,8 +32,10 @@ type recentJSON struct {
 // recent is POST /memory/recent: the queryless feed, newest first.
 func (s *Server) recent(c *call) error {
 	var req recentRequest
-	if err := decodeBody(c.ctx.PostBody(), &req, false); err != nil {
-		return err
+	if body := c.ctx.PostBody(); len(body) > 0 { // every field is optional: no body is {}
+		if err := decodeBody(body, &req, false); err != nil {
+			return err
+		}
 	}
 	v := &validator{}
 	q := raftfsm.RecentRequest{Tenant: c.org, Limit: defaultRecentLimit, HideReplaced: c.settings.HideReplaced,

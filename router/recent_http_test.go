@@ -96,6 +96,10 @@ func testRecentFeed(t *testing.T, ts *testServer) {
 		if fmt.Sprint(got) != fmt.Sprint(newestFirst[:20]) {
 			t.Errorf("first page %v, want %v", got, newestFirst[:20])
 		}
+		// Every field is optional, so no body at all is the same request.
+		if bare := ts.do("POST", "/memory/recent", key, nil); bare.Status != 200 || fmt.Sprint(itemIDs(bare)) != fmt.Sprint(got) {
+			t.Errorf("no body: %d %s", bare.Status, bare.Raw)
+		}
 		if _, ok := r.Body["next_cursor"].(string); !ok {
 			t.Errorf("next_cursor %v, want a string", r.Body["next_cursor"])
 		}
