@@ -485,6 +485,12 @@ func TestRoomCreationLimit(t *testing.T) {
 	if r.Header.Get("Retry-After") == "" {
 		t.Fatalf("429 without Retry-After: %v", r.Header)
 	}
+	// The mark of a request another node forwarded (counted there) is not
+	// the client's to send: it skipped the limit.
+	alice.extra = map[string]string{"X-Hebb-Forwarded": "1"}
+	mustError(t, alice.do("POST", "/api/rooms", map[string]any{"name": "forwarded, says the client"}),
+		429, "RATE_LIMITED", "room_creation_limit")
+	alice.extra = nil
 	must(t, n.guest("Bob").do("POST", "/api/rooms", map[string]any{"name": "bob's"}), 201)
 }
 

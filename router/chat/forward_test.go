@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/hebbdb/hebb/router/relay"
 )
 
 // hostingBackend holds the tenants for which hosts says so; forwarding is
@@ -34,7 +36,7 @@ func TestNewRoomID(t *testing.T) {
 	newCall := func(forwarded bool) *call {
 		c := &call{ctx: &fasthttp.RequestCtx{}}
 		if forwarded {
-			c.ctx.Request.Header.Set("X-Hebb-Forwarded", "1") // as relay.Forward marks it
+			relay.MarkRelayed(c.ctx) // as relay.Serve marks it
 		}
 		return c
 	}

@@ -15,9 +15,20 @@ import (
 // again.
 const header = "X-Hebb-Forwarded"
 
+// relayedKey is the user value Serve sets: only a request that came
+// through the node RPC is relayed, whatever headers a client sends.
+type relayedKey struct{}
+
 // Relayed reports whether ctx's request was forwarded by another node:
-// such a request must be answered here.
-func Relayed(ctx *fasthttp.RequestCtx) bool { return len(ctx.Request.Header.Peek(header)) > 0 }
+// such a request must be answered here, and was counted against the
+// limits of the node the client reached. A client's own X-Hebb-Forwarded
+// header does not make it one (it skipped the chat API's room-creation
+// limit and reached the export's paging between nodes).
+func Relayed(ctx *fasthttp.RequestCtx) bool { return ctx.UserValue(relayedKey{}) != nil }
+
+// MarkRelayed makes ctx's request one another node forwarded (Serve does,
+// and tests).
+func MarkRelayed(ctx *fasthttp.RequestCtx) { ctx.SetUserValue(relayedKey{}, true) }
 
 // Forward copies in's request, marks the copy as forwarded (Relayed), lets
 // mark adjust it further (its headers), sends it as raw bytes with send,
@@ -68,6 +79,7 @@ func Serve(raw []byte, h fasthttp.RequestHandler, prepare func(*fasthttp.Request
 	}
 	var ctx fasthttp.RequestCtx
 	ctx.Init(&req, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, nil)
+	MarkRelayed(&ctx)
 	if prepare != nil {
 		prepare(&ctx)
 	}

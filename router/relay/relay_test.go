@@ -57,6 +57,17 @@ func TestForwardServeRoundTrip(t *testing.T) {
 	}
 }
 
+// A client that sends the forwarding header itself is not relayed: only a
+// request Serve answers is.
+func TestRelayedOnlyThroughServe(t *testing.T) {
+	var ctx fasthttp.RequestCtx
+	ctx.Init(&fasthttp.Request{}, &net.TCPAddr{IP: net.IPv4(10, 0, 0, 9)}, nil)
+	ctx.Request.Header.Set(header, "1")
+	if Relayed(&ctx) {
+		t.Fatal("a client's own forwarding header made its request relayed")
+	}
+}
+
 func TestForwardErrors(t *testing.T) {
 	var in fasthttp.RequestCtx
 	in.Init(&fasthttp.Request{}, nil, nil)
