@@ -52,7 +52,19 @@ func observe(next fasthttp.RequestHandler) fasthttp.RequestHandler {
 		if route == "" {
 			route = "unmatched"
 		}
-		requestDuration.WithLabelValues(route, string(ctx.Method()), strconv.Itoa(ctx.Response.StatusCode())).
+		requestDuration.WithLabelValues(route, methodLabel(ctx.Method()), strconv.Itoa(ctx.Response.StatusCode())).
 			Observe(time.Since(start).Seconds())
 	}
+}
+
+// methodLabel is the method's label: one of HTTP's methods, or "other". A
+// label is a series kept until the process ends, and a client picks the
+// method: a thousand made-up ones of 8 KB grew /metrics to 177 MB.
+func methodLabel(m []byte) string {
+	switch string(m) {
+	case fasthttp.MethodGet, fasthttp.MethodHead, fasthttp.MethodPost, fasthttp.MethodPut, fasthttp.MethodPatch,
+		fasthttp.MethodDelete, fasthttp.MethodOptions, fasthttp.MethodConnect, fasthttp.MethodTrace:
+		return string(m)
+	}
+	return "other"
 }
