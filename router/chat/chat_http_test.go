@@ -494,6 +494,29 @@ func TestRoomCreationLimit(t *testing.T) {
 	must(t, n.guest("Bob").do("POST", "/api/rooms", map[string]any{"name": "bob's"}), 201)
 }
 
+// A user posts at most 1,000 messages in 15 minutes: each is kept, in
+// memory too, as long as its room lives. Another user is not held back.
+func TestMessageLimit(t *testing.T) {
+	t.Parallel()
+	n := newNode(t)
+	alice := n.guest("Alice")
+	room := must(t, alice.do("POST", "/api/rooms", map[string]any{"name": "chatty"}), 201).str("id")
+	path := "/api/rooms/" + room + "/messages"
+	for i := range 1000 {
+		if r := alice.do("POST", path, map[string]any{"content": fmt.Sprintf("message %d", i)}); r.Status != 201 {
+			t.Fatalf("message %d: %d %s", i, r.Status, r.Raw)
+		}
+	}
+	r := alice.do("POST", path, map[string]any{"content": "one too many"})
+	mustError(t, r, 429, "RATE_LIMITED", "message_limit")
+	if r.Header.Get("Retry-After") == "" {
+		t.Fatalf("429 without Retry-After: %v", r.Header)
+	}
+	bob := n.guest("Bob")
+	bobRoom := must(t, bob.do("POST", "/api/rooms", map[string]any{"name": "bob's"}), 201).str("id")
+	must(t, bob.do("POST", "/api/rooms/"+bobRoom+"/messages", map[string]any{"content": "hello"}), 201)
+}
+
 // A body over the 1 MiB the server reads is refused from its headers; a
 // client that sends it whole before reading (no Expect: 100-continue)
 // still gets the 413 envelope, not a connection reset (the first attempt

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hebbdb/hebb/raftfsm"
+	"github.com/hebbdb/hebb/router/ratelimit"
 	"github.com/hebbdb/hebb/router/relay"
 )
 
@@ -191,14 +192,20 @@ const (
 )
 
 // countRoomCreation refuses a user past maxRoomsPerUser creations in the
-// window, and counts this one, on the node the client reached (a request
-// forwarded from there was counted there).
+// window, and counts this one.
 func (s *Server) countRoomCreation(c *call) error {
+	return s.countUser(c, s.roomLimits, maxRoomsPerUser, "room_creation_limit", "Too many rooms created; try again later")
+}
+
+// countUser refuses the caller past max requests in lim's window (429 with
+// reason), and counts this one, on the node the client reached (a request
+// forwarded from there was counted there).
+func (s *Server) countUser(c *call, lim *ratelimit.Limiter, max int, reason, msg string) error {
 	if relay.Relayed(c.ctx) {
 		return nil
 	}
-	if ok, wait := s.roomLimits.Take(c.user.ID, maxRoomsPerUser); !ok {
-		return rateLimited(c, "room_creation_limit", "Too many rooms created; try again later", wait)
+	if ok, wait := lim.Take(c.user.ID, max); !ok {
+		return rateLimited(c, reason, msg, wait)
 	}
 	return nil
 }

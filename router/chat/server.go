@@ -101,6 +101,7 @@ type Server struct {
 	// user kept in the meta group).
 	guests     *ratelimit.Limiter
 	roomLimits *ratelimit.Limiter // room creations of each user
+	msgLimits  *ratelimit.Limiter // messages posted by each user
 	// origins guards the session cookie against other origins (origin.go).
 	origins *http.CrossOriginProtection
 	ln      atomic.Pointer[linger.Listener] // what Serve serves, for Shutdown's Drain
@@ -125,7 +126,8 @@ func New(cfg Config, b Backend) *Server {
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	s := &Server{cfg: cfg, b: b, log: cfg.Logger, conns: newHub(), guests: ratelimit.New(guestWindow, guestMaxKeys, time.Now),
-		roomLimits: ratelimit.New(roomWindow, guestMaxKeys, time.Now), origins: newOriginGuard(cfg)}
+		roomLimits: ratelimit.New(roomWindow, guestMaxKeys, time.Now), msgLimits: ratelimit.New(messageWindow, guestMaxKeys, time.Now),
+		origins: newOriginGuard(cfg)}
 	if cfg.OIDC.Issuer != "" {
 		s.oidc = newProvider(cfg.OIDC, cfg.HTTPClient)
 	}
