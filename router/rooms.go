@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/oklog/ulid/v2"
 
 	"github.com/hebbdb/hebb/raftfsm"
+	"github.com/hebbdb/hebb/router/relay"
 )
 
 // Room and invite limits (operator.md §4, interface §8).
@@ -46,6 +48,34 @@ func roomStatus(r raftfsm.Room) string {
 	return "active"
 }
 
+// Rooms an org may create in a window: no route deletes one, each is
+// kept by every replica of its group, and one key made 10,000 in 26 s.
+const (
+	maxRoomsPerOrg = 100
+	roomWindow     = 15 * time.Minute
+	roomLimitKeys  = 100_000
+)
+
+// countRoomCreation refuses an org past maxRoomsPerOrg creations in the
+// window (429 RATE_LIMITED room_creation_limit, retryable, Retry-After), and
+// counts this one, on the node the client reached.
+func (s *Server) countRoomCreation(c *call) error {
+	if relay.Relayed(c.ctx) {
+		return nil
+	}
+	ok, wait := s.rooms.Take(c.org, maxRoomsPerOrg)
+	if ok {
+		return nil
+	}
+	secs := int(wait.Seconds()) + 1
+	e := newError(429, codeRateLimited, "Too many rooms created; try again later").
+		with("reason", "room_creation_limit").with("limit", maxRoomsPerOrg)
+	e.Retryable = true
+	e.Header = map[string]string{"Retry-After": strconv.Itoa(secs)}
+	quotaRejections.WithLabelValues("room_creation_limit").Inc()
+	return e
+}
+
 type createRoomRequest struct {
 	Name *string `json:"name"`
 }
@@ -62,6 +92,9 @@ func (s *Server) createRoom(c *call) error {
 		v.strLen(strings.TrimSpace(*req.Name), 1, maxRoomName, "name")
 	}
 	if err := v.err(); err != nil {
+		return err
+	}
+	if err := s.countRoomCreation(c); err != nil {
 		return err
 	}
 	id := roomIDPrefix + ulid.Make().String()

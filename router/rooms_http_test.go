@@ -1,6 +1,7 @@
 package router_test
 
 import (
+	"fmt"
 	"net/http"
 	"regexp"
 	"sort"
@@ -616,4 +617,23 @@ func TestRoomJoinUnknownCodeWritesNothingHTTP(t *testing.T) {
 	if after := quietApplied(t, ts, f.room); after != before {
 		t.Fatalf("refused joins moved the room group's applied index %v → %v", before, after)
 	}
+}
+
+// An org creates at most 100 rooms in 15 minutes: no route deletes a room,
+// and one key made 10,000 in 26 s. Another org is not held back.
+func TestRoomCreationLimitHTTP(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t)
+	_, key := ts.newOrg("many-rooms")
+	for i := range 100 {
+		rmCreateRoom(t, ts, key, fmt.Sprintf("room %d", i))
+	}
+	r := ts.do("POST", "/memory/rooms", key, map[string]any{"name": "one too many"})
+	rmErr(t, r, 429, "RATE_LIMITED", "Too many rooms created; try again later")
+	details, _ := r.Body["details"].(map[string]any)
+	if details["reason"] != "room_creation_limit" || r.Body["retryable"] != true || r.Header.Get("Retry-After") == "" {
+		t.Errorf("429 body %s, Retry-After %q", r.Raw, r.Header.Get("Retry-After"))
+	}
+	_, other := ts.newOrg("one-room")
+	rmCreateRoom(t, ts, other, "mine")
 }

@@ -82,6 +82,7 @@ type Server struct {
 	srv     *fasthttp.Server
 	touch   *toucher
 	quota   *quotas
+	rooms   *ratelimit.Limiter              // room creations of each org (rooms.go)
 	tools   *toolSurface                    // POST /mcp and its authorization server
 	console *consoleSurface                 // the web console under /console
 	ln      atomic.Pointer[linger.Listener] // what Serve serves, for Shutdown's Drain
@@ -92,7 +93,8 @@ func New(cfg Config, b Backend, emb embedder.Embedder) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, backend: b, emb: emb, log: cfg.Logger, quota: newQuotas(b, cfg.Logger)}
+	s := &Server{cfg: cfg, backend: b, emb: emb, log: cfg.Logger, quota: newQuotas(b, cfg.Logger),
+		rooms: ratelimit.New(roomWindow, roomLimitKeys, time.Now)}
 	s.touch = newToucher(b, cfg.Logger)
 	go s.touch.run()
 	s.srv = &fasthttp.Server{
