@@ -39,7 +39,21 @@ type RoomCmd struct {
 	ExpiresAt int64  // invite expiry; update: member expiry when SetExpiry (0 = none)
 	SetScope  bool
 	SetExpiry bool
+	// Rules is the version of the room rules the command was proposed
+	// under (RoomRules when this binary encoded it; 0 for a command in a
+	// log written before the field). Apply follows a rule only for
+	// commands proposed under it, so a log tail replayed by a newer binary
+	// resolves as it did when it was applied first.
+	Rules uint8
 }
+
+// RoomRules is the version of the room rules this binary proposes under:
+//
+//	1: only an active membership changes scope or expiry (2026-12-07).
+//
+// A rule that changes what apply decides for the same command takes the
+// next version and is followed for commands of that version on.
+const RoomRules = 1
 
 // Room is a room record.
 type Room struct {
@@ -125,13 +139,18 @@ func (c *RoomCmd) Encode() []byte {
 	e.varint(c.ExpiresAt)
 	e.bool(c.SetScope)
 	e.bool(c.SetExpiry)
+	e.u8(RoomRules) // trailing: a binary that predates it ignores it
 	return e.b
 }
 
 func decodeRoom(d *dec) *RoomCmd {
-	return &RoomCmd{Op: RoomOp(d.u8()), RoomID: d.str(), At: d.varint(), Name: d.str(), Org: d.str(),
+	c := &RoomCmd{Op: RoomOp(d.u8()), RoomID: d.str(), At: d.varint(), Name: d.str(), Org: d.str(),
 		Code: d.str(), Scope: d.str(), MaxUses: int(d.varint()), ExpiresAt: d.varint(),
 		SetScope: d.bool(), SetExpiry: d.bool()}
+	if len(d.b) > 0 { // written from RoomRules 1 on
+		c.Rules = d.u8()
+	}
+	return c
 }
 
 func roomErr(kind error, msg string) *RoomResult {
@@ -247,7 +266,7 @@ func (r *Room) changeMember(c *RoomCmd) *RoomResult {
 		}
 		return &RoomResult{Room: r.copy(), Member: m.copy()}
 	}
-	if !m.Active(c.At) {
+	if c.Rules >= 1 && !m.Active(c.At) {
 		// §3.2 changes the scope or expiry of an active member only; an
 		// expired one given no expiry was active again without a re-invite.
 		return roomErr(ErrForbidden, "Membership is not active; a new invite restores access")

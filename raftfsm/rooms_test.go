@@ -52,6 +52,36 @@ func TestRoomRejoinNeedsReinvite(t *testing.T) {
 	}
 }
 
+// TestRoomRulesReplay: a change of an expired member is refused when
+// proposed under RoomRules 1, and replays as it was applied first when it
+// was written before them (no rules byte): a log tail replayed by a newer
+// binary must not undo what the older one answered.
+func TestRoomRulesReplay(t *testing.T) {
+	const room, owner, bob = "room_1", "org_owner", "org_bob"
+	revive := &RoomCmd{Op: RoomUpdateMember, RoomID: room, Org: bob, SetExpiry: true, At: 60}
+	current := revive.Encode()
+	old := current[:len(current)-1] // as a binary before the field encoded it
+	if c := decodeCommand(old).(*RoomCmd); c.Rules != 0 || c.Org != bob || !c.SetExpiry {
+		t.Fatalf("old command decoded as %+v", c)
+	}
+	for _, tc := range []struct {
+		cmd    []byte
+		active bool
+	}{{current, false}, {old, true}} {
+		f := New(testDim)
+		apply := func(c RoomCmd) *RoomResult { return f.Apply(1, c.Encode()).(*RoomResult) }
+		apply(RoomCmd{Op: RoomCreate, RoomID: room, Org: owner, Name: "r", At: 10})
+		apply(RoomCmd{Op: RoomInvite, RoomID: room, Code: "c", Scope: ScopeRead, MaxUses: 1, ExpiresAt: 1e9, At: 20})
+		apply(RoomCmd{Op: RoomJoin, RoomID: room, Code: "c", Org: bob, At: 30})
+		apply(RoomCmd{Op: RoomUpdateMember, RoomID: room, Org: bob, SetExpiry: true, ExpiresAt: 50, At: 40})
+		res := f.Apply(2, tc.cmd).(*RoomResult)
+		v, _ := f.Room(room, bob)
+		if got := v.Member.Active(70); got != tc.active || (res.Err == nil) != tc.active {
+			t.Errorf("rules byte %v: active %v (err %v), want %v", len(tc.cmd) == len(current), got, res.Err, tc.active)
+		}
+	}
+}
+
 // TestRoomInvitesPruned: codes used up or expired leave the room's state
 // as minting goes on (they were kept for ever), outstanding ones stay and
 // still join, pruned ones are refused as unknown, and a replica restored
