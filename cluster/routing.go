@@ -357,7 +357,7 @@ func (c *Cluster) RoomsOf(ctx context.Context, org string, now int64) ([]raftfsm
 func (c *Cluster) ChatRoomsOf(ctx context.Context, filter raftfsm.ChatRoomFilter) ([]raftfsm.ChatRoomView, error) {
 	var out []raftfsm.ChatRoomView
 	err := c.gather(ctx, &rpcRequest{Op: opChatRooms, Filter: filter}, func(f *raftfsm.FSM) {
-		out = append(out, f.ChatRooms(filter.Match)...)
+		out = append(out, f.ChatRooms(&filter)...)
 	}, func(resp *rpcResponse) { out = append(out, resp.Chats...) })
 	return out, err
 }

@@ -267,7 +267,7 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 		}
 	case opChatRooms:
 		if err = c.barrier(ctx, g); err == nil {
-			resp.Chats = c.fsms[g.ID()].ChatRooms(req.Filter.Match)
+			resp.Chats = c.fsms[g.ID()].ChatRooms(&req.Filter)
 		}
 	case opInRoom:
 		if err = c.barrier(ctx, g); err == nil {

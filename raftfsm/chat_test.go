@@ -249,7 +249,7 @@ func TestChatMessagePages(t *testing.T) {
 			}
 		})
 	}
-	rooms := x.f.ChatRooms(func(v *ChatRoomView) bool { return v.Room.Owner == "alice" })
+	rooms := x.f.ChatRooms(&ChatRoomFilter{IDs: []string{"alice"}})
 	if len(rooms) != 1 || rooms[0].Head != 8 {
 		t.Fatalf("rooms %+v", rooms)
 	}
@@ -358,4 +358,20 @@ func FuzzChatState(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkDecodeState(t, b)
 	})
+}
+
+// BenchmarkChatRoomsOfNone lists the rooms of a user in none of 12,000
+// (the chat API's GET /api/rooms, per group).
+func BenchmarkChatRoomsOfNone(b *testing.B) {
+	x := &chatFixture{t: b, f: New(testDim), at: baseTime}
+	for i := range 12000 {
+		x.room(fmt.Sprintf("chat_%05d", i), fmt.Sprintf("user_%05d", i), ChatPrivate)
+	}
+	filter := &ChatRoomFilter{IDs: []string{"nobody"}}
+	b.ResetTimer()
+	for range b.N {
+		if len(x.f.ChatRooms(filter)) != 0 {
+			b.Fatal("rooms listed")
+		}
+	}
 }
