@@ -163,7 +163,7 @@ func TestNonParticipantRefused(t *testing.T) {
 	t.Parallel()
 	n := newNode(t)
 	alice, eve := n.guest("Alice"), n.guest("Eve")
-	room := must(t, alice.do("POST", "/api/rooms", map[string]any{"name": "secret"}), 201).str("id")
+	room := alice.newRoom("secret")
 	msg := must(t, alice.do("POST", "/api/rooms/"+room+"/messages", map[string]any{"content": "hi"}), 201).str("id")
 	base := "/api/rooms/" + room
 	cases := []struct{ method, path string }{
@@ -203,7 +203,7 @@ func TestValidationAndLimits(t *testing.T) {
 	t.Parallel()
 	n := newNode(t)
 	alice := n.guest("Alice")
-	room := must(t, alice.do("POST", "/api/rooms", map[string]any{"name": "limits"}), 201).str("id")
+	room := alice.newRoom("limits")
 	msgs := "/api/rooms/" + room + "/messages"
 	cases := []struct {
 		name, method, path string
@@ -500,8 +500,7 @@ func TestMessageLimit(t *testing.T) {
 	t.Parallel()
 	n := newNode(t)
 	alice := n.guest("Alice")
-	room := must(t, alice.do("POST", "/api/rooms", map[string]any{"name": "chatty"}), 201).str("id")
-	path := "/api/rooms/" + room + "/messages"
+	path := "/api/rooms/" + alice.newRoom("chatty") + "/messages"
 	for i := range 1000 {
 		if r := alice.do("POST", path, map[string]any{"content": fmt.Sprintf("message %d", i)}); r.Status != 201 {
 			t.Fatalf("message %d: %d %s", i, r.Status, r.Raw)
@@ -513,7 +512,7 @@ func TestMessageLimit(t *testing.T) {
 		t.Fatalf("429 without Retry-After: %v", r.Header)
 	}
 	bob := n.guest("Bob")
-	bobRoom := must(t, bob.do("POST", "/api/rooms", map[string]any{"name": "bob's"}), 201).str("id")
+	bobRoom := bob.newRoom("bob's")
 	must(t, bob.do("POST", "/api/rooms/"+bobRoom+"/messages", map[string]any{"content": "hello"}), 201)
 }
 

@@ -310,6 +310,12 @@ func (n *node) guest(name string) *client {
 	return c
 }
 
+// newRoom creates a private room named name and returns its ID.
+func (c *client) newRoom(name string) string {
+	c.t.Helper()
+	return must(c.t, c.do("POST", "/api/rooms", map[string]any{"name": name}), 201).str("id")
+}
+
 // account signs in through the fake provider as sub (with c's current
 // session, so a guest is upgraded). The browser's redirects are followed by
 // hand: sign-in → provider → callback.
