@@ -317,12 +317,20 @@ func TestKeysAndCrossOrgAccess(t *testing.T) {
 			}
 		}
 		p := a.follow("/console/keys")
-		mustContain(t, "keys", p, "laptop", keyID)
+		mustContain(t, "keys", p, "laptop", keyID, `<time datetime="`) // a <time> of text needs its datetime
 		if strings.Contains(p.Body, `<span class="muted">never</span>`) {
 			t.Fatal("the key's use is not shown")
 		}
 		if strings.Contains(p.Body, key) {
 			t.Fatal("raw key shown again")
+		}
+	})
+	t.Run("labels are counted in characters and shown as written", func(t *testing.T) {
+		// 60 é are 120 bytes: refused as over 100 characters before.
+		mustStatus(t, "accented label", a.submit("/console/keys", "/console/keys", url.Values{"label": {strings.Repeat("é", 60)}}),
+			http.StatusOK)
+		for _, label := range []string{strings.Repeat("é", 101), "\u202egnp.exe", "two\nlines"} {
+			mustStatus(t, "label "+label, a.submit("/console/keys", "/console/keys", url.Values{"label": {label}}), http.StatusBadRequest)
 		}
 	})
 	t.Run("other org cannot revoke the key", func(t *testing.T) {
@@ -444,6 +452,25 @@ func TestAdminCreateUser(t *testing.T) {
 			if st, out := n.admin(http.MethodDelete, p, nil); st != http.StatusNotFound {
 				t.Errorf("DELETE %s: %d %v", p, st, out)
 			}
+		}
+	})
+	t.Run("a person in no workspace is told so", func(t *testing.T) {
+		// With the right password they were told it was wrong, each try
+		// counted towards the lockout, and sign-up said to sign in.
+		st, out := n.admin(http.MethodPost, "/admin/v1/users", map[string]any{"email": "gone@example.com", "password": pw,
+			"org_id": n.OrgID, "role": "member"})
+		if st != http.StatusOK {
+			t.Fatalf("create: %d %v", st, out)
+		}
+		if st, out := n.admin(http.MethodDelete, "/admin/v1/users/gone@example.com/orgs/"+n.OrgID, nil); st != http.StatusOK {
+			t.Fatalf("remove: %d %v", st, out)
+		}
+		b := n.browser(t)
+		mustContain(t, "wrong password", b.signIn("gone@example.com", "not the password"), "do not match")
+		for range 6 { // past the five failures a lockout takes
+			p := b.signIn("gone@example.com", pw)
+			mustStatus(t, "right password", p, http.StatusForbidden)
+			mustContain(t, "right password", p, "belongs to no workspace")
 		}
 	})
 	t.Run("no directory listing", func(t *testing.T) {

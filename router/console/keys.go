@@ -46,8 +46,8 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request, v *view) {
 	label := strings.TrimSpace(r.PostFormValue("label"))
 	d := c.keysData(v)
 	v.Nav, v.Title = "keys", "API keys"
-	if len(label) > maxKeyLabel {
-		d.Label, v.Error, v.Data = label, "Keep the label under 100 characters.", d
+	if problem := nameProblem(label, "label", maxKeyLabel); problem != "" {
+		d.Label, v.Error, v.Data = label, problem, d
 		c.render(w, http.StatusBadRequest, "keys", v)
 		return
 	}

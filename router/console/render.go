@@ -62,6 +62,7 @@ var funcs = template.FuncMap{
 	"ago":   func(t any) string { return ago(timeOf(t)) },
 	"when":  func(t any) string { return timeOf(t).UTC().Format("2 Jan 2006, 15:04 UTC") },
 	"date":  func(t any) string { return timeOf(t).UTC().Format("2006-01-02") },
+	"iso":   func(t any) string { return timeOf(t).UTC().Format(time.RFC3339) },
 	"pct":   pct,
 	"num":   num,
 	"float": func(f float64) string { return fmt.Sprintf("%.2f", f) },

@@ -49,7 +49,11 @@ func (c *Console) createRoom(w http.ResponseWriter, r *http.Request, v *view) {
 		c.failAPI(w, r, v, err)
 		return
 	}
-	c.redirect(w, r, Base+"/rooms/"+room.RoomID, "Room created. Invite people by e-mail below.")
+	next := "Room created. Invite people by e-mail below."
+	if c.mail == nil {
+		next = "Room created." // the page says how to invite without e-mail
+	}
+	c.redirect(w, r, Base+"/rooms/"+room.RoomID, next)
 }
 
 type roomData struct {

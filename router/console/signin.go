@@ -94,12 +94,20 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request, v *view) {
 	if err != nil {
 		c.log.Error("console: stored password hash unreadable", "user", u.ID, "err", err)
 	}
-	if !found || !ok || len(u.Orgs) == 0 {
+	if !found || !ok {
 		v.Error = "That e-mail address and password do not match."
 		c.render(w, http.StatusUnauthorized, "signin", v)
 		return
 	}
-	giveBack()
+	giveBack() // the password is right: not a failed attempt
+	if len(u.Orgs) == 0 {
+		// Told apart only after the password matched: a person removed from
+		// their last workspace was told their password was wrong, and each
+		// try counted towards the lockout.
+		v.Error = "This account belongs to no workspace any more: ask a workspace owner or the operator to add you."
+		c.render(w, http.StatusForbidden, "signin", v)
+		return
+	}
 	c.limits.Reset(emailKey)
 	if err := c.startSession(r.Context(), w, r, u.ID, u.Orgs[0].OrgID); err != nil {
 		c.log.Error("console: cannot start session", "err", err)
@@ -140,8 +148,8 @@ func (c *Console) signUp(w http.ResponseWriter, r *http.Request, v *view) {
 			c.limits.Return(addrKey)
 		}
 	}()
-	if len(form.OrgName) > 200 {
-		v.Error = "Keep the workspace name under 200 characters."
+	if problem := nameProblem(form.OrgName, "workspace name", 200); problem != "" {
+		v.Error = problem
 		c.render(w, http.StatusBadRequest, "signup", v)
 		return
 	}
