@@ -57,16 +57,18 @@ type pages struct {
 }
 
 var funcs = template.FuncMap{
-	"asset": func(name string) string { return Base + "/static/" + name + "?v=" + assetVersion[name] },
-	"icon":  icon,
-	"ago":   func(t any) string { return ago(timeOf(t)) },
-	"when":  func(t any) string { return timeOf(t).UTC().Format("2 Jan 2006, 15:04 UTC") },
-	"date":  func(t any) string { return timeOf(t).UTC().Format("2006-01-02") },
-	"iso":   func(t any) string { return timeOf(t).UTC().Format(time.RFC3339) },
-	"pct":   pct,
-	"num":   num,
-	"float": func(f float64) string { return fmt.Sprintf("%.2f", f) },
-	"json":  prettyJSON,
+	"asset":    func(name string) string { return Base + "/static/" + name + "?v=" + assetVersion[name] },
+	"icon":     icon,
+	"ago":      func(t any) string { return ago(timeOf(t)) },
+	"when":     func(t any) string { return timeOf(t).UTC().Format("2 Jan 2006, 15:04 UTC") },
+	"date":     func(t any) string { return timeOf(t).UTC().Format("2006-01-02") },
+	"iso":      func(t any) string { return timeOf(t).UTC().Format(time.RFC3339) },
+	"deref":    func(f *float64) float64 { return *f },
+	"derefInt": func(n *int) int { return *n },
+	"pct":      pct,
+	"num":      num,
+	"float":    func(f float64) string { return fmt.Sprintf("%.2f", f) },
+	"json":     prettyJSON,
 	"short": func(s string) string {
 		if len(s) > 13 {
 			return s[:8] + "…"

@@ -111,6 +111,10 @@ type (
 		QueryConcepts    []string     `json:"query_concepts"`
 		ExpandedConcepts []string     `json:"expanded_concepts"`
 		SearchTimeMS     float64      `json:"search_time_ms"`
+		// With include_timings (the form's "Show timings").
+		EmbedMS       *float64 `json:"embed_ms"`
+		DiversityMS   *float64 `json:"diversity_ms"`
+		NDBRoundtrips *int     `json:"n_db_roundtrips"`
 	}
 	atom struct {
 		AtomID         string          `json:"atom_id"`

@@ -154,7 +154,12 @@ func (c *Console) roomAction(w http.ResponseWriter, r *http.Request, v *view, me
 
 func (c *Console) updateMember(w http.ResponseWriter, r *http.Request, v *view) {
 	body := map[string]any{"scope": r.PostFormValue("scope"), "expires_at": nil}
-	if d := strings.TrimSpace(r.PostFormValue("expires")); d != "" {
+	d := strings.TrimSpace(r.PostFormValue("expires"))
+	if shown, ok := r.PostForm["expires_shown"]; ok && d == strings.TrimSpace(shown[0]) {
+		// The date as shown: keep the expiry (one set through the API at
+		// 10:00 became 23:59:59 of its day when only the access changed).
+		delete(body, "expires_at")
+	} else if d != "" {
 		t, err := time.Parse("2006-01-02", d)
 		if err != nil {
 			body["expires_at"] = d // the API explains what is wrong

@@ -57,6 +57,10 @@ func TestHideReplacedMemories(t *testing.T) {
 		}
 		p = b.follow("/console/memories?s=1&associations=on&include_history=on&min_relevance=0&q=" + url.QueryEscape("when do deploys happen"))
 		mustContain(t, "search with history", p, "on Fridays")
+		// "Show timings" shows them (the box was read and sent, and the
+		// answer's timings never shown).
+		p = b.follow("/console/memories?s=1&timings=on&min_relevance=0&q=" + url.QueryEscape("when do deploys happen"))
+		mustContain(t, "search with timings", p, "Embedding ", "vector load")
 	})
 	t.Run("delete asks first", func(t *testing.T) {
 		p := b.submit("/console/memories/"+newID, "/console/memories/"+newID+"/delete", nil)
@@ -149,6 +153,20 @@ func TestEmailInvitationAndJoinLink(t *testing.T) {
 		mustContain(t, "updated", p, `value="2999-01-31"`)
 		p = owner.submit("/console/rooms/"+room, "/console/rooms/"+room+"/members/"+guestOrg, url.Values{"scope": {"read"}, "expires": {"2001-01-01"}})
 		mustStatus(t, "past expiry", p, http.StatusBadRequest)
+		// A change of access alone keeps an expiry set to the minute
+		// through the API (it became 23:59:59 of its day).
+		const exact = "2999-03-04T10:00:00Z"
+		key := owner.createKey("expiry")
+		if st, out := n.api(key, http.MethodPatch, "/memory/rooms/"+room+"/members/"+guestOrg, map[string]any{"expires_at": exact}); st != http.StatusOK {
+			t.Fatalf("api expiry: %d %v", st, out)
+		}
+		mustContain(t, "shown", owner.follow("/console/rooms/"+room), `name="expires_shown" value="2999-03-04"`)
+		p = owner.submit("/console/rooms/"+room, "/console/rooms/"+room+"/members/"+guestOrg,
+			url.Values{"scope": {"read_write"}, "expires": {"2999-03-04"}, "expires_shown": {"2999-03-04"}})
+		mustStatus(t, "access only", p, http.StatusSeeOther)
+		if st, out := n.api(key, http.MethodGet, "/memory/rooms/"+room+"/members", nil); st != http.StatusOK || !strings.Contains(fmt.Sprint(out), "2999-03-04T10:00:00") {
+			t.Fatalf("expiry after an access change: %d %v", st, out)
+		}
 		mustStatus(t, "guest cannot manage", guest.submit("/console/rooms/"+room, "/console/rooms/"+room+"/archive", nil), http.StatusForbidden)
 	})
 	t.Run("join link", func(t *testing.T) {
