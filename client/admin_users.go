@@ -54,3 +54,22 @@ func (a *AdminClient) RemoveUser(ctx context.Context, user, orgID string) (*Remo
 	}
 	return &out, nil
 }
+
+// PasswordChanged is the answer of SetPassword.
+type PasswordChanged struct {
+	UserID          string `json:"user_id"`
+	Email           string `json:"email"`
+	PasswordChanged bool   `json:"password_changed"`
+}
+
+// SetPassword gives a console user (ID or e-mail address) a new password,
+// at least 10 characters; every console session of theirs ends.
+func (a *AdminClient) SetPassword(ctx context.Context, user, password string) (*PasswordChanged, error) {
+	var out PasswordChanged
+	r := &request{method: http.MethodPut, path: "/admin/v1/users/" + seg(user) + "/password",
+		body: map[string]string{"password": password}, safe: true}
+	if err := a.c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

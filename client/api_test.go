@@ -241,6 +241,12 @@ func TestAdminSurface(t *testing.T) {
 		OrgID: org.OrgID}); client.AsAPIError(err) == nil || client.AsAPIError(err).StatusCode != 409 {
 		t.Fatalf("taken address, wrong password: %v", err)
 	}
+	if pc, err := admin.SetPassword(ctx, "surface@example.com", "another long password"); err != nil || pc.UserID != u.UserID || !pc.PasswordChanged {
+		t.Fatalf("set password: %v %+v", err, pc)
+	}
+	if _, err := admin.SetPassword(ctx, "surface@example.com", "short"); !errors.Is(err, client.ErrValidation) {
+		t.Fatalf("short password: %v", err)
+	}
 	gone, err := admin.RemoveUser(ctx, "surface@example.com", org.OrgID)
 	if err != nil || gone.UserID != u.UserID || gone.OrgID != org.OrgID || !gone.Removed {
 		t.Fatalf("remove user: %v %+v", err, gone)

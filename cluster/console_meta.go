@@ -38,6 +38,7 @@ const (
 	cmdConsoleInvite       byte = 45
 	cmdConsoleAcceptInvite byte = 46
 	cmdConsoleCancelInvite byte = 47
+	cmdConsoleSetPassword  byte = 48
 )
 
 // Roles of a user in an org.
@@ -76,6 +77,7 @@ func init() {
 	decoders[cmdConsoleInvite] = decodeWith((*metaState).consoleInvite)
 	decoders[cmdConsoleAcceptInvite] = decodeWith((*metaState).consoleAcceptInvite)
 	decoders[cmdConsoleCancelInvite] = decodeWith((*metaState).consoleCancelInvite)
+	decoders[cmdConsoleSetPassword] = decodeWith((*metaState).consoleSetPassword)
 	sentinels["console_user_exists"] = ErrConsoleUserExists
 	sentinels["unknown_console_user"] = ErrUnknownConsoleUser
 	sentinels["console_invite"] = ErrConsoleInvite
@@ -158,6 +160,20 @@ type ConsoleSetRole struct {
 	OrgID  string    `json:"org_id"`
 	Role   string    `json:"role"`
 	Now    time.Time `json:"now"`
+}
+
+// ConsoleSetPassword replaces a user's password hash and ends every
+// session of the user (whoever knew the old password is signed out).
+// Result: ConsoleUser, or ErrUnknownConsoleUser, ErrInvalidCommand.
+type ConsoleSetPassword struct {
+	UserID       string    `json:"user_id"`
+	PasswordHash string    `json:"password_hash"`
+	Now          time.Time `json:"now"`
+}
+
+// EncodeConsoleSetPassword encodes a ConsoleSetPassword command.
+func EncodeConsoleSetPassword(c ConsoleSetPassword) []byte {
+	return encodeCommand(cmdConsoleSetPassword, c)
 }
 
 // ConsoleSignIn stores a session of a member of Session.OrgID and ends the
@@ -334,6 +350,25 @@ func (st *metaState) consoleSetRole(c ConsoleSetRole) any {
 				cs.dropSession(h)
 			}
 		}
+	}
+	cs.users[u.ID] = u
+	return cloneConsoleUser(u)
+}
+
+func (st *metaState) consoleSetPassword(c ConsoleSetPassword) any {
+	cs := &st.console
+	cs.init()
+	u, ok := cs.users[c.UserID]
+	switch {
+	case !ok:
+		return fmt.Errorf("cannot set the password of %q: %w", c.UserID, ErrUnknownConsoleUser)
+	case c.PasswordHash == "":
+		return fmt.Errorf("cannot set an empty password hash: %w", ErrInvalidCommand)
+	}
+	u = cloneConsoleUser(u)
+	u.PasswordHash = c.PasswordHash
+	for _, h := range slices.Clone(cs.userSessions[u.ID]) {
+		cs.dropSession(h)
 	}
 	cs.users[u.ID] = u
 	return cloneConsoleUser(u)

@@ -51,6 +51,46 @@ func (s *Server) consoleRoutes(r *frouter.Router) {
 	r.ANY(console.Base+"/{path:*}", h)
 	r.POST("/admin/v1/users", s.admin(s.adminCreateUser))
 	r.DELETE("/admin/v1/users/{user_id}/orgs/{org_id}", s.admin(s.adminRemoveUser))
+	r.PUT("/admin/v1/users/{user_id}/password", s.admin(s.adminSetPassword))
+}
+
+// adminSetPassword is PUT /admin/v1/users/{user_id}/password {password}
+// (the user's ID or e-mail address): a new password, and every console
+// session of the person ends. A person who forgot theirs had no way back.
+func (s *Server) adminSetPassword(c *call) error {
+	var req struct {
+		Password *string `json:"password"`
+	}
+	if err := decodeBody(c.ctx.PostBody(), &req, true); err != nil {
+		return err
+	}
+	if req.Password == nil {
+		return validationError(fieldErr("missing", "Field required", "password"))
+	}
+	u, ok := s.consoleUserNamed(c.param("user_id"))
+	if !ok {
+		return notFound("User not found")
+	}
+	_, err := console.SetPassword(c.std, s.backend, u.ID, *req.Password)
+	switch {
+	case errors.Is(err, console.ErrInvalidUser):
+		return validationError(fieldErr("value_error", strings.TrimPrefix(err.Error(), console.ErrInvalidUser.Error()+": "), "password"))
+	case errors.Is(err, console.ErrBusy):
+		return unavailable("Service unavailable: too many password checks at once; retry")
+	case err != nil:
+		return err
+	}
+	return s.ok(c, map[string]any{"user_id": u.ID, "email": u.Email, "password_changed": true})
+}
+
+// consoleUserNamed finds a console user by ID or e-mail address.
+func (s *Server) consoleUserNamed(name string) (cluster.ConsoleUser, bool) {
+	meta := s.backend.Meta()
+	u, ok := meta.ConsoleUser(name)
+	if !ok && strings.Contains(name, "@") {
+		u, ok = meta.ConsoleUserByEmail(name) // the person's e-mail address names them too
+	}
+	return u, ok
 }
 
 // adminRemoveUser is DELETE /admin/v1/users/{user_id}/orgs/{org_id} (the
@@ -58,16 +98,12 @@ func (s *Server) consoleRoutes(r *frouter.Router) {
 // grants they made for it. An operator had no way to take access away from
 // someone who left or whose password leaked.
 func (s *Server) adminRemoveUser(c *call) error {
-	userID, orgID := c.param("user_id"), c.param("org_id")
-	meta := s.backend.Meta()
-	u, ok := meta.ConsoleUser(userID)
-	if !ok && strings.Contains(userID, "@") {
-		u, ok = meta.ConsoleUserByEmail(userID) // the person's e-mail address names them too
-	}
+	orgID := c.param("org_id")
+	u, ok := s.consoleUserNamed(c.param("user_id"))
 	if !ok {
 		return notFound("User not found")
 	}
-	userID = u.ID
+	userID := u.ID
 	if u.Role(orgID) == "" {
 		return notFound("The user is not in this org")
 	}

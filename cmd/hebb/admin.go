@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -15,7 +16,8 @@ import (
 
 const adminUsage = `usage:
   hebb admin remove-node <node_id> [--url URL] [--admin-token TOKEN]
-  hebb admin create-user --email E --password P [--org ORG] [--role owner|member] [--operator] [--url URL] [--admin-token TOKEN]`
+  hebb admin create-user --email E --password P [--org ORG] [--role owner|member] [--operator] [--url URL] [--admin-token TOKEN]
+  hebb admin set-password --email E --password P [--url URL] [--admin-token TOKEN]`
 
 // admin runs operator commands against a running node's /admin/v1 API.
 func admin(args []string) error {
@@ -31,6 +33,8 @@ func admin(args []string) error {
 		return removeNode(args[1:])
 	case "create-user":
 		return createUser(args[1:])
+	case "set-password":
+		return setPassword(args[1:])
 	}
 	return errors.New(adminUsage)
 }
@@ -66,6 +70,32 @@ func createUser(args []string) error {
 	out, err := adminCall(http.MethodPost, adminBase(*url)+"/admin/v1/users", *token, raw, 30*time.Second)
 	if err != nil {
 		return fmt.Errorf("create-user failed: %w", err)
+	}
+	fmt.Println(out)
+	return nil
+}
+
+// setPassword gives a console user a new password through PUT
+// /admin/v1/users/{user}/password; their sessions end.
+func setPassword(args []string) error {
+	fs := flag.NewFlagSet("admin set-password", flag.ContinueOnError)
+	url := fs.String("url", adminDefaultURL(), "base URL of any node (the REST base's /api/v1 is dropped)")
+	token := fs.String("admin-token", os.Getenv("HEBB_ADMIN_TOKEN"), "the nodes' --admin-token")
+	email := fs.String("email", "", "the user's e-mail address (or user ID)")
+	password := fs.String("password", os.Getenv("HEBB_USER_PASSWORD"), "the new password, at least 10 characters (or HEBB_USER_PASSWORD)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *email == "" || *password == "" {
+		return errors.New("set-password needs --email and --password (or HEBB_USER_PASSWORD)")
+	}
+	raw, err := json.Marshal(map[string]string{"password": *password})
+	if err != nil {
+		return err
+	}
+	out, err := adminCall(http.MethodPut, adminBase(*url)+"/admin/v1/users/"+neturl.PathEscape(*email)+"/password", *token, raw, 30*time.Second)
+	if err != nil {
+		return fmt.Errorf("set-password failed: %w", err)
 	}
 	fmt.Println(out)
 	return nil

@@ -38,7 +38,7 @@ func TestHelpExitsZero(t *testing.T) {
 		t.Errorf("vault get took put's --context:\n%s", out)
 	}
 	out, _ := exec.Command(hebbBin, "--help").CombinedOutput()
-	for _, cmd := range []string{"serve", "admin remove-node", "admin create-user", "bench", "mcp", "import"} {
+	for _, cmd := range []string{"serve", "admin remove-node", "admin create-user", "admin set-password", "bench", "mcp", "import"} {
 		if !strings.Contains(string(out), "hebb "+cmd) {
 			t.Errorf("usage lacks hebb %s:\n%s", cmd, out)
 		}

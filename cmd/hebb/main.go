@@ -15,6 +15,8 @@ Usage:
                         drain a node's replicas onto the others, then remove it
   hebb admin create-user --email E --password P [flags]
                         make a web console user (hebb admin create-user -h)
+  hebb admin set-password --email E --password P [flags]
+                        give a console user a new password; their sessions end
   hebb bench <workload> [flags]
                         benchmark a server or the vector kernels (hebb bench -h)
   hebb mcp              stdio tool server (MCP) for MNEMOVERSE_API_KEY / HEBB_API_KEY at HEBB_URL

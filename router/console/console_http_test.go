@@ -454,6 +454,36 @@ func TestAdminCreateUser(t *testing.T) {
 			}
 		}
 	})
+	t.Run("operator sets a new password", func(t *testing.T) {
+		// A person who forgot theirs had no way back in: no route set one.
+		st, out := n.admin(http.MethodPost, "/admin/v1/users", map[string]any{"email": "forgot@example.com", "password": pw,
+			"org_id": n.OrgID, "role": "member"})
+		if st != http.StatusOK {
+			t.Fatalf("create: %d %v", st, out)
+		}
+		b := n.browser(t)
+		mustStatus(t, "signs in", b.signIn("forgot@example.com", pw), http.StatusSeeOther)
+		const fresh = "a brand new passphrase"
+		for _, tc := range []struct {
+			user string
+			body map[string]any
+			want int
+		}{
+			{"forgot@example.com", map[string]any{"password": "short"}, http.StatusBadRequest},
+			{"forgot@example.com", map[string]any{}, http.StatusBadRequest},
+			{"nobody@example.com", map[string]any{"password": fresh}, http.StatusNotFound},
+			{"FORGOT@example.com", map[string]any{"password": fresh}, http.StatusOK},
+		} {
+			if st, out := n.admin(http.MethodPut, "/admin/v1/users/"+tc.user+"/password", tc.body); st != tc.want {
+				t.Fatalf("set password %v for %s: %d %v", tc.body, tc.user, st, out)
+			}
+		}
+		if p := b.get("/console/memories"); p.Status == http.StatusOK {
+			t.Fatal("a session from before the new password still works")
+		}
+		mustContain(t, "old password", n.browser(t).signIn("forgot@example.com", pw), "do not match")
+		mustStatus(t, "new password", n.browser(t).signIn("forgot@example.com", fresh), http.StatusSeeOther)
+	})
 	t.Run("a person in no workspace is told so", func(t *testing.T) {
 		// With the right password they were told it was wrong, each try
 		// counted towards the lockout, and sign-up said to sign in.

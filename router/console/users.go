@@ -91,6 +91,28 @@ func CreateUser(ctx context.Context, p Proposer, u NewUser) (cluster.ConsoleUser
 	return user, nil
 }
 
+// SetPassword gives a user a new password (checked as at sign-up) and ends
+// their sessions: the operator's way back in for a person who forgot it.
+func SetPassword(ctx context.Context, p Proposer, userID, password string) (cluster.ConsoleUser, error) {
+	if msg := checkPassword(password); msg != "" {
+		return cluster.ConsoleUser{}, fmt.Errorf("%w: %s", ErrInvalidUser, msg)
+	}
+	hash, err := HashPassword(ctx, password)
+	if err != nil {
+		return cluster.ConsoleUser{}, err
+	}
+	out, err := p.ProposeMeta(ctx, cluster.EncodeConsoleSetPassword(cluster.ConsoleSetPassword{UserID: userID,
+		PasswordHash: hash, Now: time.Now().UTC()}))
+	if err != nil {
+		return cluster.ConsoleUser{}, fmt.Errorf("cannot set password: %w", err)
+	}
+	if e, ok := out.(error); ok {
+		return cluster.ConsoleUser{}, fmt.Errorf("cannot set password: %w", e)
+	}
+	u, _ := out.(cluster.ConsoleUser)
+	return u, nil
+}
+
 // SetRole gives an existing user a role in an org ("" removes it).
 func SetRole(ctx context.Context, p Proposer, userID, org, role string) (cluster.ConsoleUser, error) {
 	out, err := p.ProposeMeta(ctx, cluster.EncodeConsoleSetRole(cluster.ConsoleSetRole{UserID: userID, OrgID: org,
