@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -310,4 +311,40 @@ func mintCode(t *testing.T, n *node, key, room string) string {
 		t.Fatalf("mint invite: %d %v", st, out)
 	}
 	return out["code"].(string)
+}
+
+// TestBrowserFeedAfterSessionEnds: a feed scrolled after the session ended
+// goes to the sign-in page; the fragment route's redirect put the sign-in
+// page into the feed.
+func TestBrowserFeedAfterSessionEnds(t *testing.T) {
+	browserCtx := startChromium(t)
+	n := startNode(t, nodeOpts{})
+	const pass = "a long enough password"
+	if st, out := n.admin(http.MethodPost, "/admin/v1/users", map[string]any{"email": "scroll@example.com", "password": pass,
+		"org_id": n.OrgID}); st != http.StatusOK {
+		t.Fatalf("create user: %d %v", st, out)
+	}
+	for i := range 25 { // more than a page of the feed (20)
+		if st, out := n.api(n.Key, http.MethodPost, "/memory/write", map[string]any{
+			"content": fmt.Sprintf("Feed entry %d about the quarterly planning topic %d", i, i*7919)}); st != http.StatusOK {
+			t.Fatalf("write %d: %d %v", i, st, out)
+		}
+	}
+	b := tab(t, browserCtx)
+	run(t, b, "sign in", navigate(n, "/console/signin"), fill("#email", "scroll@example.com"), fill("#password", pass),
+		click("form button[type=submit]"), visible("#overview"))
+	run(t, b, "memories", navigate(n, "/console/memories"), visible("[data-feed] [data-next]"))
+	if st, out := n.admin(http.MethodPut, "/admin/v1/users/scroll@example.com/password",
+		map[string]any{"password": "another long password"}); st != http.StatusOK { // ends every session
+		t.Fatalf("set password: %d %v", st, out)
+	}
+	run(t, b, "scroll", chromedp.ScrollIntoView("[data-feed] [data-next]"))
+	// The page itself moves to the sign-in form (the old script put that
+	// form inside the feed, where #signin-title showed as well).
+	run(t, b, "sign-in form", visible("#signin-title"))
+	c, cancel := context.WithTimeout(b, browserGuard)
+	defer cancel()
+	if path, err := chromedp.Run(c, chromedp.Evaluate[string]("location.pathname")); err != nil || path != "/console/signin" {
+		t.Fatalf("the page after the feed's next page: %q, %v (want the sign-in page, not a feed holding it)", path, err)
+	}
 }

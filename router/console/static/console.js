@@ -85,7 +85,13 @@
     observer.unobserve(more);
     more.setAttribute("aria-busy", "true");
     fetch(more.dataset.next, { headers: { "X-Requested-With": "fetch" }, credentials: "same-origin" })
-      .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
+      .then(function (r) {
+        // A session that ended meanwhile is sent to the sign-in page:
+        // go there rather than put that page into the feed.
+        if (r.redirected) { window.location.assign(r.url); throw new Error("signed out"); }
+        if (!r.ok) throw new Error(r.status);
+        return r.text();
+      })
       .then(function (html) {
         var tpl = document.createElement("template");
         tpl.innerHTML = html;
