@@ -426,6 +426,10 @@ func TestAdminCreateUser(t *testing.T) {
 			t.Fatalf("mint: %d %v", st, out)
 		}
 		join := "/console/join/" + out["code"].(string)
+		// The page offers no button that can only fail.
+		if p := m.follow(join); strings.Contains(p.Body, `id="join"`) || !strings.Contains(p.Body, "Only an owner") {
+			t.Fatalf("join page for a member:\n%s", p.Body)
+		}
 		mustStatus(t, "member joins by code", m.submit("/console/rooms", join, nil), http.StatusForbidden)
 		mustStatus(t, "member accepts an invitation", m.submit("/console/rooms", "/console/invitations/any-token", nil), http.StatusForbidden)
 	})
