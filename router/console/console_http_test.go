@@ -524,3 +524,21 @@ func TestAdminCreateUser(t *testing.T) {
 		mustStatus(t, "switch to a foreign org", m.submit("/console", "/console/org", url.Values{"org_id": {"org_nope"}}), http.StatusNotFound)
 	})
 }
+
+// TestQuotaPage: a workspace past its daily query quota is told what
+// happened and when it ends, not a bare "Daily query quota exhausted".
+func TestQuotaPage(t *testing.T) {
+	t.Parallel()
+	n := startNode(t, nodeOpts{})
+	b := n.browser(t)
+	b.signUp("quota@example.com", pw, "Quota")
+	org := orgOf(t, n, "quota@example.com")
+	if st, out := n.admin(http.MethodPatch, "/admin/v1/orgs/"+org+"/settings",
+		map[string]any{"plan": map[string]any{"daily_query_quota": 1}}); st != http.StatusOK {
+		t.Fatalf("settings: %d %v", st, out)
+	}
+	mustStatus(t, "first feed", b.follow("/console/memories"), http.StatusOK)
+	p := b.follow("/console/memories")
+	mustStatus(t, "second feed", p, http.StatusTooManyRequests)
+	mustContain(t, "quota page", p, "daily query quota is used up", "midnight UTC")
+}

@@ -18,6 +18,7 @@ type apiError struct {
 			Loc []any  `json:"loc"`
 			Msg string `json:"msg"`
 		} `json:"errors"`
+		Reason string `json:"reason"`
 	} `json:"details"`
 }
 
@@ -26,6 +27,10 @@ func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.
 // Text is the message to show a person: the first validation error when
 // there is one.
 func (e *apiError) Text() string {
+	if e.Details.Reason == "daily_query_quota" {
+		return "The workspace's daily query quota is used up: searches and the feed count against it. It starts again at " +
+			"midnight UTC, in " + span(time.Until(nextMidnightUTC(time.Now()))) + "; a memory's own page still opens."
+	}
 	if len(e.Details.Errors) > 0 {
 		d := e.Details.Errors[0]
 		if n := len(d.Loc); n > 0 {
@@ -77,6 +82,12 @@ func (c *Console) failAPI(w http.ResponseWriter, r *http.Request, v *view, err e
 	}
 	c.log.Error("console: request failed", "path", r.URL.Path, "err", err)
 	c.fail(w, r, v, http.StatusInternalServerError, "Something went wrong; try again.")
+}
+
+// nextMidnightUTC is when the daily query quota of now's day ends.
+func nextMidnightUTC(now time.Time) time.Time {
+	now = now.UTC()
+	return time.Date(now.Year(), now.Month(), now.Day()+1, 0, 0, 0, 0, time.UTC)
 }
 
 // Shapes of the REST answers the pages read (interface §2, operator §4-5).
