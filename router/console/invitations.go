@@ -245,6 +245,12 @@ func (c *Console) join(w http.ResponseWriter, r *http.Request, v *view) {
 			c.render(w, http.StatusNotFound, "join", v)
 			return
 		}
+		if e, ok := err.(*apiError); ok && e.Status == http.StatusForbidden && e.Message == "Not an active member of this room" { //nolint:errorlint // unwrapped
+			// A code minted before the workspace's membership ended.
+			c.fail(w, r, v, http.StatusForbidden, "Your workspace's membership of this room ended after this code was made, so it "+
+				"cannot bring it back: ask the room's owner for a new code.")
+			return
+		}
 		c.failAPI(w, r, v, err)
 		return
 	}

@@ -194,6 +194,11 @@ func TestEmailInvitationAndJoinLink(t *testing.T) {
 		mustContain(t, "joined", guest.follow("/console/rooms"), "Ops runbook")
 		mustStatus(t, "used code", guest.follow(joinPath), http.StatusNotFound)
 		t.Run("revoke", func(t *testing.T) {
+			st, out := n.api(ownerKey, http.MethodPost, "/memory/rooms/"+ops+"/invites", map[string]any{"max_uses": 5})
+			if st != http.StatusOK {
+				t.Fatalf("mint: %d %v", st, out)
+			}
+			before := "/console/join/" + out["code"].(string)
 			p := owner.submit("/console/rooms/"+ops, "/console/rooms/"+ops+"/members/"+guestOrg+"/revoke", nil)
 			mustStatus(t, "revoke", p, http.StatusSeeOther)
 			page := owner.follow("/console/rooms/" + ops)
@@ -205,6 +210,11 @@ func TestEmailInvitationAndJoinLink(t *testing.T) {
 				t.Fatal("revoked room still listed")
 			}
 			mustStatus(t, "revoked member's room page", guest.follow("/console/rooms/"+ops), http.StatusNotFound)
+			// A code minted before the revocation does not undo it, and the
+			// page says why (it said "Not an active member of this room").
+			p = guest.submit(before, before, nil)
+			mustStatus(t, "old code", p, http.StatusForbidden)
+			mustContain(t, "old code", p, "ask the room&#39;s owner for a new code")
 		})
 	})
 	t.Run("cancel by another org refused", func(t *testing.T) {
