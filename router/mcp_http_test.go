@@ -365,12 +365,40 @@ func TestMCPRemoteConsoleSession(t *testing.T) {
 	}
 
 	// Signed in already: the next authorization goes straight to consent.
-	authURL, _, _ := rawAuthURL(t, ts, "memory:read")
+	authURL, clientID, verifier := rawAuthURL(t, ts, "memory:read memory:write offline_access")
 	q, err := b.authorize(authURL, func(*oauthBrowser, string, string) (shownPage, error) {
 		return shownPage{}, errors.New("sent to sign in again")
 	})
 	if err != nil || q.Get("code") == "" {
-		t.Errorf("second authorization: %v %v", err, q)
+		t.Fatalf("second authorization: %v %v", err, q)
+	}
+	token := func(form url.Values) map[string]any {
+		t.Helper()
+		form.Set("client_id", clientID)
+		res, err := testHTTP.PostForm(ts.URL+"/oauth/token", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&out)
+		if res.StatusCode != 200 {
+			t.Fatalf("token: %d %v", res.StatusCode, out)
+		}
+		return out
+	}
+	tok := token(url.Values{"grant_type": {"authorization_code"}, "code": {q.Get("code")}, "redirect_uri": {mcpRedirect},
+		"code_verifier": {verifier}})
+	if !strings.Contains(str(tok["scope"]), "memory:write") {
+		t.Fatalf("an owner's token: %v", tok)
+	}
+	// Made a member, the person's next token holds no memory:write, and
+	// the answer says so (RFC 6749 §5.1; it still listed memory:write).
+	mustStatus(t, ts.admin("POST", "/admin/v1/users", map[string]any{"email": email, "password": password, "org_id": org,
+		"role": "member"}), 200)
+	next := token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {str(tok["refresh_token"])}})
+	if strings.Contains(str(next["scope"]), "memory:write") || !strings.Contains(str(next["scope"]), "memory:read") {
+		t.Fatalf("a member's refreshed token: scope %q", next["scope"])
 	}
 }
 

@@ -22,6 +22,9 @@ type authRequest struct {
 	Challenge   string   `json:"code_challenge"`
 	Resource    string   `json:"resource,omitempty"`
 	Nonce       string   `json:"nonce,omitempty"`
+	// PromptNone: the client asked for no page at all (OpenID Connect
+	// Core §3.1.2.1), so the answer is an error redirect.
+	PromptNone bool `json:"-"`
 }
 
 // ticket is the signed-in state carried from the sign-in to the consent
@@ -44,6 +47,9 @@ var hidden = []string{"response_type", "client_id", "redirect_uri", "scope", "st
 // the error is shown on a page (unknown client or redirect URI: never
 // redirect there); otherwise it is redirected to the client.
 func (s *Server) parseAuthRequest(ctx context.Context, v url.Values) (*authRequest, cluster.OAuthClient, *oauthError) {
+	if len(v["client_id"]) > 1 || len(v["redirect_uri"]) > 1 {
+		return nil, cluster.OAuthClient{}, errorf(http.StatusBadRequest, "invalid_request", "client_id and redirect_uri must be given once")
+	}
 	client, ok := s.client(ctx, v.Get("client_id"))
 	if !ok {
 		return nil, client, errorf(http.StatusBadRequest, "invalid_client", "Unknown client_id: register the client first")
@@ -63,8 +69,19 @@ func (s *Server) parseAuthRequest(ctx context.Context, v url.Values) (*authReque
 	bad := func(code, desc string) (*authRequest, cluster.OAuthClient, *oauthError) {
 		return req, client, errorf(http.StatusFound, code, desc)
 	}
+	for _, name := range append(hidden, "prompt") {
+		if len(v[name]) > 1 { // RFC 6749 §3.1: parameters must not be repeated
+			return bad("invalid_request", name+" must not be repeated")
+		}
+	}
 	if !slices.Contains(client.GrantTypes, "authorization_code") {
 		return bad("unauthorized_client", "The client did not register the authorization_code grant")
+	}
+	if prompt := strings.Fields(v.Get("prompt")); slices.Contains(prompt, "none") {
+		if len(prompt) > 1 {
+			return bad("invalid_request", "prompt none cannot be combined with other values")
+		}
+		req.PromptNone = true
 	}
 	if v.Get("response_type") != "code" {
 		return bad("unsupported_response_type", "response_type must be code")
@@ -126,6 +143,18 @@ func (s *Server) authorizePage(w http.ResponseWriter, r *http.Request) {
 	req, client, oerr := s.parseAuthRequest(r.Context(), q)
 	if oerr != nil {
 		s.authFailed(w, r, req, oerr)
+		return
+	}
+	if req.PromptNone {
+		// No page may be shown; consent is asked every time, so a person
+		// signed in still needs one.
+		code, desc := "login_required", "The user is not signed in"
+		if s.cfg.Session != nil {
+			if _, _, ok := s.cfg.Session(r); ok {
+				code, desc = "consent_required", "The user must approve this client"
+			}
+		}
+		s.authFailed(w, r, req, errorf(http.StatusFound, code, desc))
 		return
 	}
 	if s.cfg.Session != nil && q.Get(keySignInParam) != "key" {

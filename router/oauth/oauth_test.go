@@ -342,6 +342,12 @@ func TestRegistration(t *testing.T) {
 			}
 		})
 	}
+	// RFC 8252's hostless private-use form is refused with a reason a
+	// developer can act on (it read "redirect host \"\" is not allowed").
+	if st, m := e.register(map[string]any{"redirect_uris": []string{"com.example.app:/oauth2redirect"}}); st != http.StatusBadRequest ||
+		!strings.Contains(fmt.Sprint(m["error_description"]), "names no host") {
+		t.Errorf("hostless private-use redirect: %d %v", st, m)
+	}
 	// A body over the limit says so instead of that it is not JSON.
 	uris := make([]string, 3000)
 	for i := range uris {
@@ -397,6 +403,12 @@ func TestAuthorizeErrors(t *testing.T) {
 		{"token response type", func(p url.Values) { p.Set("response_type", "token") }, "unsupported_response_type"},
 		{"unknown scope", func(p url.Values) { p.Set("scope", "memory:read admin") }, "invalid_scope"},
 		{"other resource", func(p url.Values) { p.Set("resource", "https://other.test/mcp") }, "invalid_target"},
+		// OpenID Connect Core §3.1.2.1: no page may be shown.
+		{"prompt none, signed out", func(p url.Values) { p.Set("prompt", "none") }, "login_required"},
+		{"prompt none with another value", func(p url.Values) { p.Set("prompt", "none consent") }, "invalid_request"},
+		// RFC 6749 §3.1: the first of two values won.
+		{"repeated state", func(p url.Values) { p.Add("state", "st-2") }, "invalid_request"},
+		{"repeated challenge method", func(p url.Values) { p.Add("code_challenge_method", "plain") }, "invalid_request"},
 	}
 	for _, tt := range redirected {
 		t.Run(tt.name, func(t *testing.T) {
@@ -409,6 +421,13 @@ func TestAuthorizeErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("repeated client_id is a page", func(t *testing.T) {
+		p := e.authParams(c, "memory:read")
+		p.Add("client_id", c.id)
+		if st, _, h, _ := e.get("/oauth/authorize?" + p.Encode()); st != 400 || h.Get("Location") != "" {
+			t.Errorf("%d, Location %q", st, h.Get("Location"))
+		}
+	})
 	t.Run("wrong API key", func(t *testing.T) {
 		form := e.authParams(c, "memory:read")
 		form.Set("step", "signin")
@@ -458,6 +477,21 @@ func TestTokenFlow(t *testing.T) {
 		req.Header.Set("Authorization", "Bearer "+access)
 		if st, m, _, _ := e.do(req); st != 200 || m["sub"] != "org_test" || m["name"] != "Test Org" {
 			t.Errorf("userinfo: %d %v", st, m)
+		}
+		// No token: a challenge without an error code (RFC 6750 §3.1).
+		req, _ = http.NewRequest("GET", e.ts.URL+"/oauth/userinfo", nil)
+		if st, _, h, _ := e.do(req); st != 401 || h.Get("WWW-Authenticate") != "Bearer" {
+			t.Errorf("userinfo without a token: %d %q", st, h.Get("WWW-Authenticate"))
+		}
+	})
+	t.Run("redirect_uri at the token endpoint after the request left it out", func(t *testing.T) {
+		// OAuth 2.1 §4.1.3: sending the client's only redirect URI is no
+		// mismatch (it was refused with invalid_grant).
+		p := e.authParams(c, "memory:read")
+		p.Del("redirect_uri")
+		q := e.authorize(p, "allow")
+		if st, m := e.exchange(c, q.Get("code"), c.verifier); st != 200 || m["access_token"] == nil {
+			t.Errorf("exchange: %d %v", st, m)
 		}
 	})
 	t.Run("refresh rotates, reuse revokes", func(t *testing.T) {

@@ -167,7 +167,13 @@ func (s *Server) redirectAllowed(raw string) error {
 		// ftp: or ws: on an allowed host is neither.
 		return fmt.Errorf("redirect URI scheme %q is not allowed: use https or a private-use scheme (com.example.app)", scheme)
 	}
-	if host == "" || !s.hostAllowed(host) {
+	if host == "" {
+		// RFC 8252 §7.1's com.example.app:/path has no host to check; said
+		// as "redirect host \"\"" it read like a server fault.
+		return fmt.Errorf("redirect URI %q names no host: this server takes https, or a private-use scheme, only on a host "+
+			"its operator allows (--oauth-redirect-hosts), as in com.example.app://allowed.example/callback", raw)
+	}
+	if !s.hostAllowed(host) {
 		return fmt.Errorf("redirect host %q is not allowed on this server (operator flag --oauth-redirect-hosts)", host)
 	}
 	return nil

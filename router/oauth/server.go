@@ -205,7 +205,7 @@ func (s *Server) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 		"authorization_response_iss_parameter_supported": true,
 		"subject_types_supported":                        []string{"public"},
 		"id_token_signing_alg_values_supported":          []string{"RS256"},
-		"claims_supported":                               []string{"sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "name"},
+		"claims_supported":                               []string{"sub", "iss", "aud", "azp", "exp", "iat", "auth_time", "nonce", "name", "email"},
 	})
 }
 

@@ -46,8 +46,12 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, oerr)
 		return
 	}
+	// The scopes the token carries now: a person made a member since the
+	// consent holds no memory:write, whatever the grant recorded (RFC 6749
+	// §5.1; Verify refuses it the same way).
+	scopes := s.roleScopes(res.Grant.OrgID, res.Grant.UserID, res.Grant.Scopes)
 	out := map[string]any{"access_token": pair.access, "token_type": "Bearer",
-		"expires_in": int(accessTTL / time.Second), "scope": strings.Join(res.Grant.Scopes, " ")}
+		"expires_in": int(accessTTL / time.Second), "scope": strings.Join(scopes, " ")}
 	if res.Refresh {
 		out["refresh_token"] = pair.refresh
 	}
@@ -88,9 +92,19 @@ func (s *Server) redeemCode(r *http.Request, client cluster.OAuthClient) (cluste
 	}
 	now := time.Now().UTC()
 	pair, access, refresh := newPair(now)
-	res, err := s.propose(r.Context(), cluster.EncodeOAuthRedeemCode(cluster.OAuthRedeemCode{CodeHash: hashSecret(code),
-		ClientID: client.ClientID, RedirectURI: f.Get("redirect_uri"), Challenge: s256(verifier),
-		Family: newID("fam_"), Access: access, Refresh: refresh, Now: now}))
+	redeem := func(redirectURI string) (any, error) {
+		return s.propose(r.Context(), cluster.EncodeOAuthRedeemCode(cluster.OAuthRedeemCode{CodeHash: hashSecret(code),
+			ClientID: client.ClientID, RedirectURI: redirectURI, Challenge: s256(verifier),
+			Family: newID("fam_"), Access: access, Refresh: refresh, Now: now}))
+	}
+	uri := f.Get("redirect_uri")
+	res, err := redeem(uri)
+	if errors.Is(err, cluster.ErrOAuthInvalidGrant) && uri != "" && slices.Equal(client.RedirectURIs, []string{uri}) {
+		// The authorization request may have left out the client's only
+		// redirect URI (OAuth 2.1 §4.1.1), recorded as "": sending it now
+		// is not a mismatch (§4.1.3). A refused redemption changes nothing.
+		res, err = redeem("")
+	}
 	if err != nil {
 		return cluster.OAuthIssued{}, issuedPair{}, s.grantError(err)
 	}
@@ -229,7 +243,14 @@ func (s *Server) identity(claims map[string]any, org, user string, scopes []stri
 
 // userinfo is the OpenID Connect UserInfo endpoint.
 func (s *Server) userinfo(w http.ResponseWriter, r *http.Request) {
-	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	auth := r.Header.Get("Authorization")
+	if auth == "" {
+		// No credentials: a challenge without an error code (RFC 6750 §3.1).
+		w.Header().Set("WWW-Authenticate", `Bearer`)
+		writeJSON(w, http.StatusUnauthorized, errorf(0, "invalid_request", "An access token is required"))
+		return
+	}
+	scheme, tok, _ := strings.Cut(auth, " ")
 	g, err := s.Verify(r.Context(), strings.TrimSpace(tok))
 	if !strings.EqualFold(scheme, "Bearer") || err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
