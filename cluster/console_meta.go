@@ -163,8 +163,9 @@ type ConsoleSetRole struct {
 }
 
 // ConsoleSetPassword replaces a user's password hash and ends every
-// session of the user (whoever knew the old password is signed out).
-// Result: ConsoleUser, or ErrUnknownConsoleUser, ErrInvalidCommand.
+// session of the user and the OAuth grants they made (whoever knew the old
+// password is signed out, and so are the clients they let in). Result:
+// ConsoleUser, or ErrUnknownConsoleUser, ErrInvalidCommand.
 type ConsoleSetPassword struct {
 	UserID       string    `json:"user_id"`
 	PasswordHash string    `json:"password_hash"`
@@ -369,6 +370,9 @@ func (st *metaState) consoleSetPassword(c ConsoleSetPassword) any {
 	u.PasswordHash = c.PasswordHash
 	for _, h := range slices.Clone(cs.userSessions[u.ID]) {
 		cs.dropSession(h)
+	}
+	for _, m := range u.Orgs { // and what an AI client was let in with
+		st.oauth.revokeUserGrants(u.ID, m.OrgID)
 	}
 	cs.users[u.ID] = u
 	return cloneConsoleUser(u)

@@ -341,3 +341,25 @@ func TestOAuthGrantsEndWithMembership(t *testing.T) {
 	wantGrantErr(t, f.refresh("rt_n", "at_3", "rt_3"), "no longer a member")
 	wantGrantErr(t, f.redeem("code_missed", "fam_m", "at_m", "rt_m"), "no longer a member")
 }
+
+// TestOAuthGrantsEndWithPassword: a new password ends what the old one let
+// anyone start, the OAuth grants an AI client was let in with included.
+func TestOAuthGrantsEndWithPassword(t *testing.T) {
+	f := newOAuthFixture(t)
+	applyAll(t, f.m, EncodeConsoleCreateUser(ConsoleCreateUser{User: consoleUser("usr_1", "ann@example.com", "org_a",
+		ConsoleRoleOwner), Now: t0}))
+	applyAll(t, f.m, EncodeOAuthIssueCode(OAuthIssueCode{Now: f.now, Code: OAuthCode{Hash: "code_user", ClientID: fxClient,
+		OrgID: "org_a", RedirectURI: fxRedirect, Scopes: []string{"memory:read", ScopeOfflineAccess},
+		Challenge: fxVerifier, UserID: "usr_1", AuthTime: f.now, ExpiresAt: f.now.Add(10 * time.Minute)}}))
+	if _, ok := f.redeem("code_user", "fam_u", "at_u", "rt_u").(OAuthIssued); !ok || !f.valid("at_u") {
+		t.Fatal("the person's code did not redeem")
+	}
+	applyAll(t, f.m, EncodeConsoleSetPassword(ConsoleSetPassword{UserID: "usr_1", PasswordHash: "$argon2id$new", Now: f.now}))
+	if f.valid("at_u") {
+		t.Error("an access token outlived the password it was granted under")
+	}
+	wantGrantErr(t, f.refresh("rt_u", "at_2", "rt_2"), "unknown, expired or revoked")
+	if u, _ := f.m.ConsoleUser("usr_1"); u.PasswordHash != "$argon2id$new" || len(u.Orgs) != 1 {
+		t.Errorf("user after the new password: %+v", u)
+	}
+}
