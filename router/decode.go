@@ -14,9 +14,12 @@ import (
 // control character unescaped inside a string (ValidateString). Bytes that
 // are not UTF-8 are refused before decoding (decodeBody): sonic would pass
 // them into the stored content and every reply would echo them.
+// Field names match exactly (CaseSensitive): matched regardless of case,
+// {"CONTENT": ...} was stored by a write endpoint that refuses unknown
+// fields, and of "content" and "Content" the first won without a word.
 var (
-	strictJSON  = sonic.Config{DisallowUnknownFields: true, CopyString: true, ValidateString: true}.Froze()
-	lenientJSON = sonic.Config{CopyString: true, ValidateString: true}.Froze()
+	strictJSON  = sonic.Config{DisallowUnknownFields: true, CopyString: true, ValidateString: true, CaseSensitive: true}.Froze()
+	lenientJSON = sonic.Config{CopyString: true, ValidateString: true, CaseSensitive: true}.Froze()
 )
 
 // decodeBody decodes a JSON object body into v (a pointer to a struct). With

@@ -145,6 +145,8 @@ func TestWriteHTTP(t *testing.T) {
 			typ  string
 		}{
 			{"missing content", map[string]any{"domain": "x"}, "body.content", "missing"},
+			// Names match exactly: CONTENT was taken for content.
+			{"a field name in another case", map[string]any{"CONTENT": "Stored under another name"}, "body.CONTENT", "extra_forbidden"},
 			{"empty content", map[string]any{"content": ""}, "body.content", "string_too_short"},
 			{"content 10001 chars", map[string]any{"content": strings.Repeat("a", 10001)}, "body.content", "string_too_long"},
 			{"content not a string", map[string]any{"content": 5}, "body.content", "string_type"},
