@@ -20,7 +20,7 @@ import (
 const (
 	maxContent     = 10000
 	maxConcepts    = 256
-	maxConceptLen  = 200 // a graph seed's bound: a longer concept could never be one
+	maxConceptLen  = embedder.MaxConceptChars // a graph seed's bound: a longer concept could never be one
 	maxMetadata    = 65536
 	maxFingerprint = 512
 	maxDomain      = 100

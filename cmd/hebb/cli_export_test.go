@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -172,6 +173,38 @@ func TestCLIExportImportRoundTrip(t *testing.T) {
 		st := decodeJSON[importStats](t, r.must(t))
 		if st.LinksNotMade != 1 || !strings.Contains(r.stderr, "that link is not made") {
 			t.Fatalf("a lost link: %+v stderr %q", st, r.stderr)
+		}
+	})
+	t.Run("large rows go in smaller requests", func(t *testing.T) {
+		// 300 rows of 60 KB metadata in chunks of 500 made an 18 MB request
+		// (413 over the 16 MiB cap): the import stopped, nothing written.
+		big := filepath.Join(dir, "big.jsonl")
+		var b strings.Builder
+		pad := strings.Repeat("x", 60000)
+		for i := range 300 {
+			fmt.Fprintf(&b, `{"atom_id":"%d","content":"Sensor reading %d from station %d","domain":"sensors","metadata":{"pad":"%s"},"atom_type":"episode","supersedes":[],"superseded_by":null}`+"\n",
+				i, i*7919, i%13, pad)
+		}
+		if err := os.WriteFile(big, []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := s.run(s.newKey(t, "cli-import-big"), "", false, "import", "--json", big)
+		if st := decodeJSON[importStats](t, r.must(t)); st.Rows != 300 || st.Failed != 0 || st.Stored+st.Filtered != 300 {
+			t.Fatalf("large rows: %+v stderr %q", st, r.stderr)
+		}
+	})
+	t.Run("a concept no write takes is left out", func(t *testing.T) {
+		// An earlier server extracted words of any length as concepts; a
+		// write refuses one over 200 characters, so the row failed.
+		long := filepath.Join(dir, "long.jsonl")
+		body := `{"atom_id":"1","content":"Checksum noted for the release build","concepts":["checksum","` + strings.Repeat("f", 201) +
+			`"],"domain":"general","atom_type":"episode","supersedes":[],"superseded_by":null}` + "\n"
+		if err := os.WriteFile(long, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := s.run(s.newKey(t, "cli-import-long"), "", false, "import", "--json", long)
+		if st := decodeJSON[importStats](t, r.must(t)); st.Stored != 1 || st.Failed != 0 || !strings.Contains(r.stderr, "over 200 characters left out") {
+			t.Fatalf("long concept: %+v stderr %q", st, r.stderr)
 		}
 	})
 	t.Run("a cut export is named", func(t *testing.T) {

@@ -9,8 +9,14 @@ import (
 // MaxConcepts is the most concepts extracted from one text.
 const MaxConcepts = 16
 
+// MaxConceptChars bounds a concept: a longer token (a URL's path, a hash, a
+// base64 run) is no concept. A client may give none longer, and an export's
+// extracted ones must import again.
+const MaxConceptChars = 200
+
 // Concepts extracts up to max concepts from text: its Tokens without stop
-// words and single digits, stemmed, deduplicated, in first-seen order.
+// words and single digits, stemmed, deduplicated, in first-seen order, none
+// longer than MaxConceptChars.
 // Concepts("The user prefers dark themes in editors", 16) returns
 // ["user" "prefer" "dark" "theme" "editor"]. A max of zero or less yields nil.
 func Concepts(text string, max int) []string {
@@ -29,7 +35,7 @@ func Concepts(text string, max int) []string {
 			continue
 		}
 		c := Stem(tok)
-		if IsStopWord(c) || contains(out, c) {
+		if IsStopWord(c) || contains(out, c) || utf8.RuneCountInString(c) > MaxConceptChars {
 			continue
 		}
 		out = append(out, c)

@@ -24,6 +24,10 @@ func TestConcepts(t *testing.T) {
 		{"max respected", "alpha beta gamma delta", 2, []string{"alpha", "beta"}},
 		{"max zero", "alpha beta", 0, nil},
 		{"unicode", "Der Benutzer mag Kaffee", MaxConcepts, []string{"der", "benutzer", "mag", "kaffee"}},
+		// A hash or base64 run is no concept, and one over the bound a
+		// client may give could not be imported again.
+		{"over 200 characters dropped", "token " + strings.Repeat("a", 201) + " kept", MaxConcepts, []string{"token", "kept"}},
+		{"200 characters kept", strings.Repeat("b", 200), MaxConcepts, []string{strings.Repeat("b", 200)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
