@@ -79,8 +79,11 @@ type restCaller struct {
 	http *http.Client
 }
 
-// maxToolResponse bounds a REST answer read into a tool result.
-const maxToolResponse = 32 << 20
+// maxToolResponse bounds a REST answer read into a tool result. A read of
+// 500 memories at the interface's limits (10,000 characters and 64 KiB of
+// metadata each) answers ~75 MB; the remote connector serves it, and the
+// 32 MiB this was cut at reported it as "not a JSON object", retryable.
+const maxToolResponse = 256 << 20
 
 func (c *restCaller) Do(ctx context.Context, method, path string, body any) (int, []byte, error) {
 	var rd io.Reader
@@ -106,9 +109,12 @@ func (c *restCaller) Do(ctx context.Context, method, path string, body any) (int
 		return 0, nil, fmt.Errorf("cannot reach %s: %w", c.base, err)
 	}
 	defer res.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(res.Body, maxToolResponse))
+	raw, err := io.ReadAll(io.LimitReader(res.Body, maxToolResponse+1))
 	if err != nil {
 		return 0, nil, fmt.Errorf("cannot read the answer: %w", err)
+	}
+	if len(raw) > maxToolResponse {
+		return 0, nil, fmt.Errorf("over %d MiB: %w", maxToolResponse>>20, mcptools.ErrAnswerTooLarge)
 	}
 	return res.StatusCode, raw, nil
 }

@@ -91,15 +91,26 @@ func (t tool) handler(caller Caller, opts Options) mcp.ToolHandler {
 	}
 }
 
+// ErrAnswerTooLarge is a Caller's error for an answer larger than it reads:
+// not retryable, asking again gets the same answer.
+var ErrAnswerTooLarge = errors.New("the answer is too large to read: ask for fewer items (top_k, limit)")
+
 // callFailed is the result of a REST call that got no answer. A call the
 // client cancelled says so; a write that timed out may have been applied,
 // so it is not called retryable (a retry could store it twice).
 func callFailed(ctx context.Context, t tool, err error) envelope {
+	write := t.method != "GET" && t.scope == ScopeWrite
 	if errors.Is(ctx.Err(), context.Canceled) {
+		if write { // the server may have taken it before the cancel
+			return envelope{Code: "INTERNAL", Message: "The call was cancelled; it may have been applied, check before repeating it"}
+		}
 		return envelope{Code: "INTERNAL", Message: "The call was cancelled"}
 	}
+	if errors.Is(err, ErrAnswerTooLarge) {
+		return envelope{Code: "INTERNAL", Message: err.Error()} // the same call gets the same answer
+	}
 	timedOut := errors.Is(err, context.DeadlineExceeded) || isTimeout(err)
-	if timedOut && t.method != "GET" && t.scope == ScopeWrite {
+	if timedOut && write {
 		return envelope{Code: "INTERNAL", Message: fmt.Sprintf("The service did not answer in time; the call may "+
 			"have been applied, check before repeating it: %v", err)}
 	}

@@ -311,6 +311,9 @@ func TestToolFailures(t *testing.T) {
 		{"write timed out", "memory_write", timeoutErr{}, false, "may have been applied"},
 		{"read timed out", "memory_read", timeoutErr{}, true, "did not answer in time"},
 		{"unreachable", "memory_write", errors.New("connection refused"), true, "Service unreachable"},
+		// Asking again gets the same answer: not retryable (it was read
+		// cut, then called retryable as "not a JSON object").
+		{"answer too large", "memory_read", fmt.Errorf("over 256 MiB: %w", ErrAnswerTooLarge), false, "too large"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := connect(t, errCaller{err: tc.err}, Options{})
@@ -342,4 +345,26 @@ func TestToolFailures(t *testing.T) {
 			t.Errorf("result %q", text)
 		}
 	})
+}
+
+// A cancelled write may have been taken before the cancel: its answer says
+// so (it said only "cancelled", as for a read).
+func TestCancelledCallSays(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tc := range []struct {
+		tool tool
+		text string
+	}{
+		{tool{name: "memory_write", scope: ScopeWrite, method: "POST"}, "may have been applied"},
+		{tool{name: "memory_read", scope: ScopeRead, method: "POST"}, "The call was cancelled"},
+	} {
+		env := callFailed(ctx, tc.tool, context.Canceled)
+		if env.Retryable || !strings.Contains(env.Message, tc.text) {
+			t.Errorf("%s: %+v", tc.tool.name, env)
+		}
+	}
+	if env := callFailed(ctx, tool{name: "memory_read", scope: ScopeRead, method: "POST"}, context.Canceled); strings.Contains(env.Message, "applied") {
+		t.Errorf("a cancelled read: %+v", env)
+	}
 }
