@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -239,4 +240,61 @@ not json
 			t.Errorf("an import with failed rows returned %v", r.err)
 		}
 	})
+}
+
+// TestImportResumesAChain: an import stopped in the middle of a chain (here
+// by the atom limit) and run again makes the chain whole, where the rest of
+// it became a chain of its own and the copy already there stayed live.
+func TestImportResumesAChain(t *testing.T) {
+	s := startCLIServer(t)
+	ctx := context.Background()
+	src := s.newKey(t, "resume-src")
+	prev := ""
+	for i, text := range []string{"The staging database runs on host alpha", "The staging database moved to host bravo",
+		"The staging database moved to host charlie", "The staging database moved to host delta",
+		"The staging database moved to host echo", "The staging database moved to host foxtrot"} {
+		args := []string{"write", "--json", "--domain", "ops"}
+		if i > 0 {
+			args = append(args, "--supersedes", prev)
+		}
+		res := decodeJSON[hebb.WriteResult](t, s.run(src, "", false, append(args, text)...).must(t))
+		prev = res.ID()
+	}
+	file := filepath.Join(t.TempDir(), "chain.jsonl")
+	s.run(src, "", false, "export", "-o", file).must(t)
+
+	org, err := s.admin.CreateOrg(ctx, "resume-dst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := func(n int64) {
+		t.Helper()
+		if _, err := s.admin.UpdateSettings(ctx, org.OrgID, hebb.SettingsUpdate{Plan: &hebb.PlanUpdate{AtomLimit: hebb.Ptr(n)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	limit(3)
+	if r := s.run(org.APIKey, "", false, "import", file); r.err == nil {
+		t.Fatalf("the import passed the atom limit: %q", r.stdout)
+	}
+	limit(0) // no limit
+	s.run(org.APIKey, "", false, "import", file).must(t)
+
+	again := filepath.Join(t.TempDir(), "again.jsonl")
+	s.run(org.APIKey, "", false, "export", "-o", again).must(t)
+	raw, err := os.ReadFile(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows, live int
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		a := decodeJSON[hebb.Atom](t, line)
+		rows++
+		if a.SupersededBy == nil {
+			live++
+		}
+	}
+	if rows != 6 || live != 1 {
+		t.Fatalf("after the second run: %d rows, %d live (want one chain of 6):\n%s", rows, live, raw)
+	}
 }

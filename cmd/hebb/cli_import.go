@@ -346,7 +346,16 @@ func (im *importer) writeChainAtom(ctx context.Context, r *importRow, fresh map[
 		im.stats.Filtered++
 		// Already here (an import run twice): the predecessors this run
 		// stored for it would be live copies of replaced memories.
-		return im.unmake(ctx, req.Supersedes)
+		if err := im.unmake(ctx, req.Supersedes); err != nil {
+			return err
+		}
+		// The copy already here, when it is this very row, goes on the
+		// chain: a re-run of an import that stopped mid-chain made the
+		// rest of the chain a separate one, and left the copy live.
+		if id, ok := im.sameAtomHere(ctx, res.Reason, req); ok {
+			fresh[r.atom.AtomID] = id
+		}
+		return nil
 	}
 	im.stats.Stored++
 	im.stats.ChainLinks += len(res.Superseded)
@@ -356,6 +365,38 @@ func (im *importer) writeChainAtom(ctx context.Context, r *importRow, fresh map[
 	}
 	im.made[res.ID()] = req.Supersedes
 	return nil
+}
+
+// sameAtomHere is the ID of the live atom a write was refused as a
+// duplicate of (its reason "duplicate of <id>: ..."), when that atom holds
+// everything the import writes of the row: an earlier run's copy of it,
+// not another memory that only reads alike.
+func (im *importer) sameAtomHere(ctx context.Context, reason string, req hebb.WriteRequest) (string, bool) {
+	rest, ok := strings.CutPrefix(reason, "duplicate of ")
+	if !ok || len(rest) < 36 {
+		return "", false
+	}
+	a, err := im.c.Atom(ctx, rest[:36])
+	if err != nil {
+		return "", false
+	}
+	if a.SupersededBy != nil || !sameWrite(writeRequestOf(a), req) {
+		return "", false
+	}
+	return a.AtomID, true
+}
+
+// sameWrite reports whether two writes store the same fields (their
+// supersedes aside).
+func sameWrite(x, y hebb.WriteRequest) bool {
+	metadata := func(m any) string {
+		if raw, ok := m.(json.RawMessage); ok {
+			return string(raw)
+		}
+		return fmt.Sprint(m)
+	}
+	return x.Content == y.Content && slices.Equal(x.Concepts, y.Concepts) && x.Domain == y.Domain &&
+		metadata(x.Metadata) == metadata(y.Metadata) && x.Fingerprint == y.Fingerprint && x.ExternalRef == y.ExternalRef
 }
 
 // inFile reports whether an exported atom ID is a chain member of the
