@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,6 +135,28 @@ func cmdRead(ctx context.Context, env *cliEnv, args []string) error {
 	return nil
 }
 
+// givenFlags renders the flags given on the command line, but for skip, as
+// shell words: the next page's command keeps the filters of this one.
+func givenFlags(fs *flag.FlagSet, skip ...string) string {
+	var b strings.Builder
+	fs.Visit(func(f *flag.Flag) {
+		if !slices.Contains(skip, f.Name) {
+			fmt.Fprintf(&b, " --%s %s", f.Name, shellWord(f.Value.String()))
+		}
+	})
+	return b.String()
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@+=,", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // cmdRecent is `hebb recent`: the feed, newest first.
 func cmdRecent(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "recent", "[flags]")
@@ -180,7 +204,8 @@ func cmdRecent(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintln(env.stdout, "no memories")
 	}
 	if page.NextCursor != nil {
-		fmt.Fprintf(env.stdout, "more: hebb recent --cursor %s\n", *page.NextCursor)
+		fmt.Fprintf(env.stdout, "more: hebb recent%s --cursor %s\n", givenFlags(fs, "cursor", "all", "json", "url", "timeout"),
+			*page.NextCursor)
 	}
 	return nil
 }

@@ -151,10 +151,12 @@ func TestCLIMemoryCommands(t *testing.T) {
 	t.Run("recent pages", func(t *testing.T) {
 		out := s.run(key, "", false, "recent", "--limit", "2").must(t)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
-		if len(lines) != 3 || !strings.Contains(lines[0], "light theme") || !strings.HasPrefix(lines[2], "more: hebb recent --cursor ") {
+		// The next page's command keeps the filters given (it dropped them,
+		// and the suggested command mixed in other domains).
+		if len(lines) != 3 || !strings.Contains(lines[0], "light theme") || !strings.HasPrefix(lines[2], "more: hebb recent --limit 2 --cursor ") {
 			t.Fatalf("recent: %q", out)
 		}
-		cursor := strings.Fields(lines[2])[4]
+		cursor := strings.Fields(lines[2])[6]
 		rest := s.run(key, "", false, "recent", "--limit", "2", "--cursor", cursor).must(t)
 		if !strings.Contains(rest, "dark theme") || strings.Contains(rest, "more:") {
 			t.Fatalf("second page: %q", rest)
@@ -213,6 +215,12 @@ func TestCLIRoomsAndVault(t *testing.T) {
 	owner, guest := s.newKey(t, "cli-owner"), s.newKey(t, "cli-guest")
 
 	room := decodeJSON[hebb.Room](t, s.run(owner, "", false, "rooms", "create", "--json", "launch").must(t))
+	// A value given out of range is refused (0 minted the default invite).
+	for _, bad := range [][]string{{"--max-uses", "0"}, {"--max-uses", "1001"}, {"--expires-in-days", "0"}} {
+		if r := s.run(owner, "", false, append([]string{"rooms", "invite", room.RoomID}, bad...)...); r.err == nil {
+			t.Fatalf("invite %v: %q", bad, r.stdout)
+		}
+	}
 	inv := decodeJSON[hebb.Invite](t, s.run(owner, "", false, "rooms", "invite", room.RoomID, "--scope", "read_write", "--max-uses", "2", "--json").must(t))
 	if inv.MaxUses != 2 || !strings.HasPrefix(inv.Code, "mshare_") {
 		t.Fatalf("invite: %+v", inv)
