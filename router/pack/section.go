@@ -66,8 +66,12 @@ func metadataKind(meta []byte) string {
 		return ""
 	}
 	for _, k := range []string{"type", "kind"} {
-		if s, ok := m[k].(string); ok && s != "" {
-			return strings.ToLower(strings.TrimSpace(s))
+		// The first that names a section: {"type": "custom", "kind":
+		// "warning"} is a warning (the type alone was read, and missed).
+		if s, ok := m[k].(string); ok {
+			if s = strings.ToLower(strings.TrimSpace(s)); kinds[s] != "" {
+				return s
+			}
 		}
 	}
 	return ""

@@ -15,6 +15,9 @@ func TestClassify(t *testing.T) {
 		{"metadata type", pack.Memory{Content: "dark theme everywhere", Metadata: []byte(`{"type":"Preference"}`)}, pack.Preferences},
 		{"metadata kind", pack.Memory{Content: "we like Go", Metadata: []byte(`{"kind":"decision"}`)}, pack.Decisions},
 		{"metadata warning", pack.Memory{Content: "x", Metadata: []byte(`{"type":"warning"}`)}, pack.Warnings},
+		// The first of type and kind that names a section (kind was not read
+		// when type held anything).
+		{"metadata kind after another type", pack.Memory{Content: "x", Metadata: []byte(`{"type":"custom","kind":"warning"}`)}, pack.Warnings},
 		{"metadata unknown falls back", pack.Memory{Content: "The user prefers tabs", Metadata: []byte(`{"type":"misc"}`)}, pack.Preferences},
 		{"metadata lesson, negative", pack.Memory{Content: "x", Metadata: []byte(`{"type":"lesson"}`), Valence: -0.5}, pack.Warnings},
 		{"metadata fact beats valence", pack.Memory{Content: "x", Metadata: []byte(`{"type":"fact"}`), Valence: -0.5}, pack.Facts},
