@@ -112,11 +112,46 @@ func (s *Server) mcpPost(c *call) error {
 	std, cancel := context.WithTimeout(context.WithValue(context.Background(), mcpIdentityKey{}, id), mcpTimeout)
 	defer cancel()
 	serveStd(c.ctx, s.tools.mcp, std)
-	if r := &c.ctx.Response; r.StatusCode() == fasthttp.StatusBadRequest && bytes.HasPrefix(r.Header.ContentType(), []byte("text/plain")) {
+	r := &c.ctx.Response
+	switch ct := r.Header.ContentType(); {
+	case r.StatusCode() == fasthttp.StatusBadRequest && bytes.HasPrefix(ct, []byte("text/plain")):
 		r.SetBody(mcptools.FromSDKText(string(r.Body()), c.ctx.PostBody()))
 		r.Header.SetContentType("application/json")
+	case bytes.HasPrefix(ct, []byte("application/json")):
+		// Errors the SDK words itself (code 0, its Go types, the input
+		// echoed) are answered as hebb mcp answers them on stdio.
+		if clean := cleanSDKErrors(r.Body()); clean != nil {
+			r.SetBody(clean)
+		}
 	}
 	return nil
+}
+
+// cleanSDKErrors rewrites the SDK-worded errors of a JSON-RPC answer (one
+// message or a batch); nil when there is none.
+func cleanSDKErrors(body []byte) []byte {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 || body[0] != '[' {
+		return mcptools.CleanSDKError(body)
+	}
+	var msgs []json.RawMessage
+	if json.Unmarshal(body, &msgs) != nil {
+		return nil
+	}
+	changed := false
+	for i, m := range msgs {
+		if clean := mcptools.CleanSDKError(m); clean != nil {
+			msgs[i], changed = bytes.TrimSpace(clean), true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	out, err := json.Marshal(msgs)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // mcpIdentity authenticates a POST /mcp: an OAuth access token, or an API

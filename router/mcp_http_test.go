@@ -577,6 +577,17 @@ func TestMCPRemoteScopesAndKeys(t *testing.T) {
 			t.Errorf("%s: %d %q %v", body, st, h.Get("Content-Type"), got)
 		}
 	}
+	// Params the SDK cannot decode: its own words (Go types, the input
+	// echoed, code 0 on initialize) become the neutral -32602 hebb mcp
+	// answers on stdio.
+	for _, body := range []string{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":"x"}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/list","params":[1]}`} {
+		_, _, got := mcpRaw(t, ts.URL, ts.Key, body)
+		e := obj(got["error"])
+		if text := fmt.Sprint(e); e["code"] != -32602.0 || strings.Contains(text, "mcp.") || strings.Contains(text, "unmarshal") {
+			t.Errorf("%s: %v", body, got)
+		}
+	}
 	// A REST error reaches the tool with its code and message.
 	st, _, body = mcpRaw(t, ts.URL, ts.Key, toolCall("memory_read", `{"query":"x","top_k":501}`))
 	result := obj(body["result"])
