@@ -140,9 +140,18 @@ func cmdRead(ctx context.Context, env *cliEnv, args []string) error {
 func givenFlags(fs *flag.FlagSet, skip ...string) string {
 	var b strings.Builder
 	fs.Visit(func(f *flag.Flag) {
-		if !slices.Contains(skip, f.Name) {
-			fmt.Fprintf(&b, " --%s %s", f.Name, shellWord(f.Value.String()))
+		if slices.Contains(skip, f.Name) {
+			return
 		}
+		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
+			if f.Value.String() == "true" {
+				fmt.Fprintf(&b, " --%s", f.Name) // "--all true" would make true an argument
+			} else {
+				fmt.Fprintf(&b, " --%s=%s", f.Name, f.Value)
+			}
+			return
+		}
+		fmt.Fprintf(&b, " --%s %s", f.Name, shellWord(f.Value.String()))
 	})
 	return b.String()
 }
@@ -190,39 +199,69 @@ func cmdRecent(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer cancel()
-	page, err := recentPages(ctx, c, req, *all)
+	resume := func(cursor string) string {
+		return "hebb recent" + givenFlags(fs, "cursor", "json", "url", "timeout") + " --cursor " + cursor
+	}
+	if *all && !flagGiven(fs, "limit") {
+		req.Limit = 100 // the fewest calls (each counts against the daily query quota)
+	}
+	var items []hebb.RecentItem
+	page, err := recentPages(ctx, c, req, *all, func(p *hebb.RecentResponse) {
+		if cf.json {
+			items = append(items, p.Items...)
+			return
+		}
+		for _, it := range p.Items { // as they come: a later page's failure keeps them
+			fmt.Fprintf(env.stdout, "%s  %s  %s  %s\n", formatTime(it.CreatedAt), it.AtomID, it.Domain, oneLine(it.Content, 100))
+		}
+		items = append(items, p.Items...)
+	})
 	if err != nil {
+		if page != nil && page.NextCursor != nil {
+			return fmt.Errorf("%w (to go on from here: %s)", err, resume(*page.NextCursor))
+		}
 		return err
 	}
 	if cf.json {
+		if *all {
+			page.Items = append([]hebb.RecentItem{}, items...)
+		}
 		return printJSON(env.stdout, page)
 	}
-	for _, it := range page.Items {
-		fmt.Fprintf(env.stdout, "%s  %s  %s  %s\n", formatTime(it.CreatedAt), it.AtomID, it.Domain, oneLine(it.Content, 100))
-	}
-	if len(page.Items) == 0 {
+	if len(items) == 0 {
 		fmt.Fprintln(env.stdout, "no memories")
 	}
 	if page.NextCursor != nil {
-		fmt.Fprintf(env.stdout, "more: hebb recent%s --cursor %s\n", givenFlags(fs, "cursor", "all", "json", "url", "timeout"),
-			*page.NextCursor)
+		fmt.Fprintf(env.stdout, "more: %s\n", resume(*page.NextCursor))
 	}
 	return nil
 }
 
-// recentPages reads one page, or every page from req's cursor on.
-func recentPages(ctx context.Context, c *hebb.Client, req hebb.RecentRequest, all bool) (*hebb.RecentResponse, error) {
-	if !all {
-		return c.Recent(ctx, req)
-	}
-	out := &hebb.RecentResponse{Items: []hebb.RecentItem{}}
-	for it, err := range c.RecentAll(ctx, req) {
+// flagGiven reports whether the command line set flag name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
+// recentPages reads one page, or with all every page from req's cursor on,
+// handing each to each. It returns the last page read: on an error, the
+// one before it, whose cursor the reading goes on from.
+func recentPages(ctx context.Context, c *hebb.Client, req hebb.RecentRequest, all bool,
+	each func(*hebb.RecentResponse)) (*hebb.RecentResponse, error) {
+	var last *hebb.RecentResponse
+	for {
+		p, err := c.Recent(ctx, req)
 		if err != nil {
-			return nil, err
+			return last, err
 		}
-		out.Items = append(out.Items, it)
+		each(p)
+		last = p
+		if !all || p.NextCursor == nil || *p.NextCursor == "" {
+			return last, nil
+		}
+		req.Cursor = *p.NextCursor
 	}
-	return out, nil
 }
 
 // parseWhen reads an instant flag: RFC 3339, or a date (midnight UTC).

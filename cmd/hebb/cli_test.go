@@ -340,3 +340,26 @@ func TestFormatting(t *testing.T) {
 		t.Errorf("progress off drew %q", buf.String())
 	}
 }
+
+// TestRecentAllKeepsWhatItRead: hebb recent --all prints each page as it
+// comes and, when a later page fails (here the daily query quota), says
+// how to go on; it printed nothing, and no cursor.
+func TestRecentAllKeepsWhatItRead(t *testing.T) {
+	s := startCLIServer(t)
+	ctx := context.Background()
+	org, err := s.admin.CreateOrg(ctx, "recent-all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"Alpha fact about kites", "Bravo fact about lanterns", "Charlie fact about rivers",
+		"Delta fact about mountains", "Echo fact about deserts"} {
+		s.run(org.APIKey, "", false, "write", text).must(t)
+	}
+	if _, err := s.admin.UpdateSettings(ctx, org.OrgID, hebb.SettingsUpdate{Plan: &hebb.PlanUpdate{DailyQueryQuota: hebb.Ptr[int64](2)}}); err != nil {
+		t.Fatal(err)
+	}
+	r := s.run(org.APIKey, "", false, "recent", "--all", "--limit", "2")
+	if r.err == nil || strings.Count(r.stdout, "fact about") != 4 || !strings.Contains(r.err.Error(), "--all --limit 2 --cursor ") {
+		t.Fatalf("recent --all past the quota: err %v\nstdout %q", r.err, r.stdout)
+	}
+}
