@@ -18,15 +18,18 @@ import (
 
 // Report is everything one `hebb bench` run measured, as written to JSON.
 type Report struct {
-	Tool      string          `json:"tool"`
-	Workload  string          `json:"workload"`
-	StartedAt time.Time       `json:"started_at"`
-	Command   string          `json:"command,omitempty"`
-	Config    ReportConfig    `json:"config"`
-	Git       GitInfo         `json:"git"`
-	Machine   Machine         `json:"machine"`
-	Server    *ServerInfo     `json:"server,omitempty"`
-	Populate  *PopulateResult `json:"populate,omitempty"`
+	Tool     string `json:"tool"`
+	Workload string `json:"workload"`
+	// Interrupted: a signal ended the run before its phases did, so the
+	// figures cover less than the configured duration.
+	Interrupted bool            `json:"interrupted,omitempty"`
+	StartedAt   time.Time       `json:"started_at"`
+	Command     string          `json:"command,omitempty"`
+	Config      ReportConfig    `json:"config"`
+	Git         GitInfo         `json:"git"`
+	Machine     Machine         `json:"machine"`
+	Server      *ServerInfo     `json:"server,omitempty"`
+	Populate    *PopulateResult `json:"populate,omitempty"`
 	// Floor is the latency of the cheapest call (GET /health, one at a
 	// time) measured before a search phase: what the network, HTTP and
 	// scheduling cost any answer, however fast the search.
@@ -234,6 +237,9 @@ func (r *Report) title() string {
 func (r *Report) Summary(w io.Writer) {
 	fmt.Fprintf(w, "hebb bench %s  (commit %.12s%s, %s, %d cores, %s/%s)\n", r.Workload, r.Git.Commit,
 		map[bool]string{true: " dirty", false: ""}[r.Git.Dirty], r.Machine.CPUModel, r.Machine.Cores, r.Machine.GOOS, r.Machine.GOARCH)
+	if r.Interrupted {
+		fmt.Fprintln(w, "INTERRUPTED: a signal stopped the run; the figures cover only the time before it")
+	}
 	if s := r.Server; s != nil {
 		fmt.Fprintf(w, "server   %s  version %s  local %v\n", s.URL, s.Version, s.Local)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"time"
 )
 
@@ -157,7 +156,7 @@ func (c *Config) Check() error {
 		bad  bool
 		flag string
 	}{
-		{!(c.Rate >= 0) || math.IsInf(c.Rate, 0) || (c.Rate > 0 && c.Rate < minRate), fmt.Sprintf("--rate must be 0 (closed loop) or %g to a finite number per second", minRate)},
+		{!(c.Rate >= 0) || c.Rate > maxRate || (c.Rate > 0 && c.Rate < minRate), fmt.Sprintf("--rate must be 0 (closed loop) or %g to %g per second", minRate, maxRate)},
 		{c.Duration <= 0, "--duration must be positive"},
 		{c.Concurrency < 1, "--concurrency must be at least 1"},
 		{c.Size < 0, "--size must be 0 or more"},
@@ -186,6 +185,10 @@ func (c *Config) runsKernels() bool {
 // minRate is the slowest open loop: one request in ~3 hours (slower rates
 // overflowed the slot times).
 const minRate = 1e-4
+
+// maxRate is the fastest open loop: 1e300 was taken, and the schedule's
+// counts overflowed (scheduled -9223372036854775808).
+const maxRate = 1e6
 
 func (c *Config) reportConfig() ReportConfig {
 	rc := ReportConfig{URL: c.URL, Rate: c.Rate, DurationS: c.Duration.Seconds(), Concurrency: c.Concurrency,

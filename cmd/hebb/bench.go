@@ -36,10 +36,14 @@ func benchCmd(args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// After the first signal the next one ends the process at once: a run
+	// waiting on a stalled server ignored every further Ctrl-C.
+	context.AfterFunc(ctx, stop)
 	rep, err := bench.Run(ctx, cfg)
 	if rep == nil || (len(rep.Phases) == 0 && rep.Kernels == nil) {
 		return err
 	}
+	rep.Interrupted = ctx.Err() != nil
 	rep.Summary(os.Stdout)
 	jsonPath, pngPath, werr := rep.Write(cfg.Out)
 	if werr != nil {
@@ -70,6 +74,7 @@ func benchConfig(args []string) (bench.Config, error) {
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q\n\n%s", fs.Arg(0), benchUsage(fs))
 	}
+	fromEnv(&cfg)
 	cfg.Kernels.Seed = cfg.Seed
 	cfg.Progress = os.Stderr
 	cfg.Command = "hebb bench " + strings.Join(redactSecrets(args), " ")
@@ -83,12 +88,31 @@ func benchConfig(args []string) (bench.Config, error) {
 	return cfg, nil
 }
 
+// fromEnv fills what the flags left empty from the environment, and says
+// when the target came from HEBB_URL: the README has client users export
+// it, and a run meant for a local server loaded that one.
+func fromEnv(cfg *bench.Config) {
+	if cfg.URL == "" {
+		if cfg.URL = os.Getenv("HEBB_URL"); cfg.URL != "" {
+			fmt.Fprintf(os.Stderr, "bench: target %s from HEBB_URL (unset it, or give --url, for a local server)\n", cfg.URL)
+		}
+	}
+	if cfg.Key == "" {
+		cfg.Key = envOr("MNEMOVERSE_API_KEY", os.Getenv("HEBB_API_KEY"))
+	}
+	if cfg.AdminToken == "" {
+		cfg.AdminToken = os.Getenv("HEBB_ADMIN_TOKEN")
+	}
+}
+
 func benchFlags(cfg *bench.Config) *flag.FlagSet {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.Usage = func() { fmt.Fprint(fs.Output(), benchUsage(fs)) }
-	fs.StringVar(&cfg.URL, "url", os.Getenv("HEBB_URL"), "REST base (http://host:port/api/v1); empty starts a local server")
-	fs.StringVar(&cfg.Key, "key", envOr("MNEMOVERSE_API_KEY", os.Getenv("HEBB_API_KEY")), "API key (default $MNEMOVERSE_API_KEY or $HEBB_API_KEY)")
-	fs.StringVar(&cfg.AdminToken, "admin-token", os.Getenv("HEBB_ADMIN_TOKEN"), "the server's --admin-token (tenants workload)")
+	// Defaults from the environment are filled after parsing (fromEnv), so
+	// that -h does not print a key or token in clear.
+	fs.StringVar(&cfg.URL, "url", "", "REST base (http://host:port/api/v1; default $HEBB_URL); neither starts a local server")
+	fs.StringVar(&cfg.Key, "key", "", "API key (default $MNEMOVERSE_API_KEY or $HEBB_API_KEY)")
+	fs.StringVar(&cfg.AdminToken, "admin-token", "", "the server's --admin-token (tenants workload; default $HEBB_ADMIN_TOKEN)")
 	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "requests per second, open loop; 0 = closed loop (maximum throughput)")
 	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long the load runs")
 	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "workers (connections), each with one request in flight")

@@ -83,7 +83,7 @@ func TestBenchConfig(t *testing.T) {
 
 // A refused workload or flag leaves no report directory behind.
 func TestBenchRefusesBeforeOut(t *testing.T) {
-	for _, args := range [][]string{{"bogus"}, {"search", "--rate", "-1"}} {
+	for _, args := range [][]string{{"bogus"}, {"search", "--rate", "-1"}, {"search", "--rate", "1e300"}} {
 		out := filepath.Join(t.TempDir(), "out")
 		err := benchCmd(append(args, "--out", out))
 		if !errors.Is(err, bench.ErrUnknownWorkload) && !errors.Is(err, bench.ErrBadConfig) {
@@ -106,4 +106,20 @@ func TestRedactSecrets(t *testing.T) {
 	f("search -key=mk_live_x --admin-token adm", "search -key=<redacted> --admin-token <redacted>")
 	f("tenants --admin-token=adm --keyboard 1", "tenants --admin-token=<redacted> --keyboard 1")
 	f("default", "default")
+}
+
+// -h shows no key or token from the environment (they were the flags'
+// printed defaults); the run still takes them.
+func TestBenchHelpHidesSecrets(t *testing.T) {
+	const key, token = "mk_live_helpshouldnotshowthiskey0123", "admin-token-not-for-help"
+	t.Setenv("HEBB_API_KEY", key)
+	t.Setenv("HEBB_ADMIN_TOKEN", token)
+	cfg := bench.DefaultConfig()
+	if usage := benchUsage(benchFlags(&cfg)); strings.Contains(usage, key) || strings.Contains(usage, token) {
+		t.Fatalf("usage shows a secret:\n%s", usage)
+	}
+	c, err := benchConfig([]string{"search", "--url", "http://h:1/api/v1"})
+	if err != nil || c.Key != key || c.AdminToken != token {
+		t.Fatalf("config %+v, %v", c, err)
+	}
 }
