@@ -28,6 +28,9 @@ func loadVault(log *slog.Logger, dataDir string, holdsCluster, joining bool) (*v
 	if !created {
 		return ring, nil
 	}
+	if holdsCluster || joining {
+		ring.RefuseNewKeys() // no signing key is made with a key the others lack
+	}
 	switch {
 	case holdsCluster:
 		log.Warn("the vault key file was missing from a data dir that holds a cluster: a new vault master key "+
@@ -36,7 +39,7 @@ func loadVault(log *slog.Logger, dataDir string, holdsCluster, joining bool) (*v
 			"restore the previous key (this file, or HEBB_VAULT_KEY)", "file", file)
 	case joining:
 		log.Warn("this node, joining a cluster, drew a vault master key of its own: what the other nodes sealed "+
-			"(the OAuth and chat signing keys) cannot be opened here, so those sign-ins answer 503 on this node; "+
+			"(the OAuth and chat signing keys) cannot be opened here, so those sign-ins answer 503 on this node, and none is made with it; "+
 			"give every node the same key (HEBB_VAULT_KEY, or the first node's vault.key copied into the data dir "+
 			"before the first start)", "file", file)
 	}
@@ -53,9 +56,10 @@ func warnEnvMissesFile(log *slog.Logger, ring *vault.Ring, dataDir, file string)
 	case err != nil:
 		log.Warn("HEBB_VAULT_KEY is set and the data dir's vault key file cannot be read; it is not used", "file", file, "err", err)
 	case fromFile != nil && !ring.Holds(fromFile):
+		ring.RefuseNewKeys()
 		log.Warn("HEBB_VAULT_KEY does not hold the key of the data dir's vault key file, and takes its place: "+
 			"what that key sealed (the OAuth and chat signing keys, the value of every vault secret stored under it) "+
-			"cannot be opened; set HEBB_VAULT_KEY to the file's content, or add its key to the ring "+
+			"cannot be opened, and no new signing key is made with it (503); set HEBB_VAULT_KEY to the file's content, or add its key to the ring "+
 			"(id:base64,id:base64, the first key seals)", "file", file)
 	}
 }

@@ -3,6 +3,7 @@ package chat_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/hebbdb/hebb/router/chat"
 	"github.com/hebbdb/hebb/router/internal/leakcheck"
+	"github.com/hebbdb/hebb/router/vault"
 )
 
 func TestHealthAndOpenAPI(t *testing.T) {
@@ -492,6 +494,23 @@ func TestRoomCreationLimit(t *testing.T) {
 		429, "RATE_LIMITED", "room_creation_limit")
 	alice.extra = nil
 	must(t, n.guest("Bob").do("POST", "/api/rooms", map[string]any{"name": "bob's"}), 201)
+}
+
+// A node whose vault key is not the data dir's makes no chat signing key
+// (it made one sealed with the wrong key, and every later start with the
+// right one answered 500 for good): 503 signing_key_unavailable.
+func TestSigningKeyRefused(t *testing.T) {
+	t.Parallel()
+	ring, err := vault.Parse(base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring.RefuseNewKeys()
+	n := newNode(t, func(n *node) { n.opts.Keys = ring })
+	alice := n.guest("Alice")
+	room := alice.newRoom("keyless")
+	r := alice.do("POST", "/api/auth/partykit-token", map[string]any{"roomId": room})
+	mustError(t, r, 503, "INTERNAL", "signing_key_unavailable")
 }
 
 // A user posts at most 1,000 messages in 15 minutes: each is kept, in

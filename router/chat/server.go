@@ -269,6 +269,10 @@ func (s *Server) fail(c *call, err error) {
 		if relay.Relayed(c.ctx) { // the forwarding node looks for the leader again
 			c.ctx.Response.Header.Set(cluster.NotHostedHeader, "1")
 		}
+	case errors.Is(err, errSigningKey):
+		s.log.Error("chat signing key", "err", err, "request_id", c.reqID)
+		ae = unavailable("Service unavailable: the chat signing key cannot be opened or made with this node's vault key "+
+			"(HEBB_VAULT_KEY or the data dir's vault.key; see the log)").with("reason", "signing_key_unavailable")
 	case errors.Is(err, cluster.ErrStorage):
 		s.log.Warn("write refused: the log cannot be written", "err", err, "request_id", c.reqID)
 		ae = unavailable("Service unavailable: the server cannot write to its storage").with("reason", "storage_unavailable")

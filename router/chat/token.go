@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -45,7 +46,7 @@ func (s *Server) secret(ctx context.Context) ([]byte, error) {
 		_, _ = rand.Read(fresh)
 		stored, err := s.cfg.Keys.SealKey(fresh, keyPurpose, "")
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", errSigningKey, err)
 		}
 		res, err := s.b.ProposeMeta(ctx, cluster.EncodeChatSetKey(cluster.ChatSetKey{
 			Key: cluster.ChatKey{Secret: stored, CreatedAt: time.Now().UTC()}}))
@@ -58,11 +59,15 @@ func (s *Server) secret(ctx context.Context) ([]byte, error) {
 	}
 	secret, err := s.cfg.Keys.OpenKey(k.Secret, keyPurpose, "")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errSigningKey, err)
 	}
 	s.keys.secret = secret
 	return secret, nil
 }
+
+// errSigningKey: the chat signing key cannot be opened, or made, with this
+// node's vault key (503 signing_key_unavailable; it answered 500).
+var errSigningKey = errors.New("chat: the signing key cannot be opened or made with this node's vault key")
 
 // knownSecret returns the secret without creating it: verification of a
 // token fails anyway when no key exists yet (or it cannot be opened).

@@ -2,8 +2,23 @@ package vault
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 )
+
+// ErrNewKeyRefused is SealKey's answer on a ring that RefuseNewKeys marked.
+var ErrNewKeyRefused = errors.New("vault: this node's vault key is not the data dir's: no new signing key is sealed with it")
+
+// RefuseNewKeys makes SealKey refuse: the ring lacks the key the data dir's
+// signing keys are sealed with (HEBB_VAULT_KEY without the key file's key,
+// or a key drawn afresh where one existed). A signing key made the first
+// time it was needed was sealed with the wrong key, and every later start
+// with the right one answered 500 for good.
+func (r *Ring) RefuseNewKeys() {
+	if r != nil {
+		r.refuseNew = true
+	}
+}
 
 // sealedKeyPrefix marks a service signing key SealKey sealed. A stored key
 // without it was recorded in clear, before keys were sealed.
@@ -17,6 +32,9 @@ var sealedKeyPrefix = []byte("hebb-sealed-key-v1\x00")
 func (r *Ring) SealKey(value []byte, purpose, id string) ([]byte, error) {
 	if r == nil {
 		return value, nil
+	}
+	if r.refuseNew {
+		return nil, fmt.Errorf("cannot seal the %s: %w", purpose, ErrNewKeyRefused)
 	}
 	sealed, err := r.Seal(value, "", purpose, id)
 	if err != nil {

@@ -52,3 +52,22 @@ func TestSealKey(t *testing.T) {
 		t.Fatalf("a clear key: %x, %v", got, err)
 	}
 }
+
+// TestRefuseNewKeys: a ring that lacks the data dir's key makes no new
+// signing key, and still opens what it sealed before.
+func TestRefuseNewKeys(t *testing.T) {
+	r := testRing(t, 1)
+	sealed, err := r.SealKey([]byte("signing key bytes"), "chat signing key", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RefuseNewKeys()
+	if _, err := r.SealKey([]byte("another"), "chat signing key", ""); !errors.Is(err, ErrNewKeyRefused) {
+		t.Fatalf("SealKey after RefuseNewKeys: %v", err)
+	}
+	if got, err := r.OpenKey(sealed, "chat signing key", ""); err != nil || string(got) != "signing key bytes" {
+		t.Fatalf("OpenKey = %q, %v", got, err)
+	}
+	var none *Ring
+	none.RefuseNewKeys() // nil-safe
+}

@@ -31,7 +31,12 @@ type key struct {
 }
 
 // Ring is the master key ring.
-type Ring struct{ keys []key }
+type Ring struct {
+	keys []key
+	// refuseNew: this ring is not the one the data dir's signing keys
+	// were (or will be) sealed with elsewhere (RefuseNewKeys).
+	refuseNew bool
+}
 
 // Parse reads a key ring: base64 of 32 bytes, or "id:base64,id:base64,...".
 func Parse(spec string) (*Ring, error) {
