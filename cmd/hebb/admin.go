@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -44,8 +45,7 @@ func admin(args []string) error {
 // without it the user gets a new org named after the address.
 func createUser(args []string) error {
 	fs := flag.NewFlagSet("admin create-user", flag.ContinueOnError)
-	url := fs.String("url", adminDefaultURL(), "base URL of any node (the REST base's /api/v1 is dropped)")
-	token := fs.String("admin-token", os.Getenv("HEBB_ADMIN_TOKEN"), "the nodes' --admin-token")
+	url, token := adminFlags(fs)
 	email := fs.String("email", "", "the user's e-mail address (their sign-in)")
 	password := fs.String("password", os.Getenv("HEBB_USER_PASSWORD"), "the user's password, at least 10 characters (or HEBB_USER_PASSWORD)")
 	org := fs.String("org", "", "an existing org ID (org_...), or the name of a new org")
@@ -67,7 +67,7 @@ func createUser(args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := adminCall(http.MethodPost, adminBase(*url)+"/admin/v1/users", *token, raw, 30*time.Second)
+	out, err := adminCall(http.MethodPost, adminBase(*url)+"/admin/v1/users", token.get(), raw, 30*time.Second)
 	if err != nil {
 		return fmt.Errorf("create-user failed: %w", err)
 	}
@@ -79,8 +79,7 @@ func createUser(args []string) error {
 // /admin/v1/users/{user}/password; their sessions end.
 func setPassword(args []string) error {
 	fs := flag.NewFlagSet("admin set-password", flag.ContinueOnError)
-	url := fs.String("url", adminDefaultURL(), "base URL of any node (the REST base's /api/v1 is dropped)")
-	token := fs.String("admin-token", os.Getenv("HEBB_ADMIN_TOKEN"), "the nodes' --admin-token")
+	url, token := adminFlags(fs)
 	email := fs.String("email", "", "the user's e-mail address (or user ID)")
 	password := fs.String("password", os.Getenv("HEBB_USER_PASSWORD"), "the new password, at least 10 characters (or HEBB_USER_PASSWORD)")
 	if err := fs.Parse(args); err != nil {
@@ -93,7 +92,7 @@ func setPassword(args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := adminCall(http.MethodPut, adminBase(*url)+"/admin/v1/users/"+neturl.PathEscape(*email)+"/password", *token, raw, 30*time.Second)
+	out, err := adminCall(http.MethodPut, adminBase(*url)+"/admin/v1/users/"+neturl.PathEscape(*email)+"/password", token.get(), raw, 30*time.Second)
 	if err != nil {
 		return fmt.Errorf("set-password failed: %w", err)
 	}
@@ -123,8 +122,7 @@ func adminCall(method, url, token string, body []byte, timeout time.Duration) (s
 
 func removeNode(args []string) error {
 	fs := flag.NewFlagSet("admin remove-node", flag.ContinueOnError)
-	url := fs.String("url", adminDefaultURL(), "base URL of any node (the REST base's /api/v1 is dropped)")
-	token := fs.String("admin-token", os.Getenv("HEBB_ADMIN_TOKEN"), "the nodes' --admin-token")
+	url, token := adminFlags(fs)
 	var id string
 	rest := args
 	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
@@ -143,7 +141,7 @@ func removeNode(args []string) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("X-Admin-Token", *token)
+	req.Header.Set("X-Admin-Token", token.get())
 	client := &http.Client{Timeout: 6 * time.Minute}
 	fmt.Fprintf(os.Stderr, "draining %s (its replicas move to other nodes)...\n", id)
 	resp, err := client.Do(req)
@@ -158,6 +156,23 @@ func removeNode(args []string) error {
 	fmt.Println(strings.TrimSpace(string(body)))
 	return nil
 }
+
+// adminFlags adds --url and --admin-token to an admin command. The token's
+// default, HEBB_ADMIN_TOKEN, is read when it is used (adminToken), so -h
+// does not print it.
+func adminFlags(fs *flag.FlagSet) (url *string, token *adminToken) {
+	url = fs.String("url", adminDefaultURL(), "base URL of any node (the REST base's /api/v1 is dropped)")
+	token = new(adminToken)
+	fs.Var(token, "admin-token", "the nodes' --admin-token (default $HEBB_ADMIN_TOKEN)")
+	return url, token
+}
+
+// adminToken is the --admin-token flag: HEBB_ADMIN_TOKEN unless given.
+type adminToken struct{ v string }
+
+func (t *adminToken) Set(v string) error { t.v = v; return nil }
+func (t *adminToken) String() string     { return "" } // never printed
+func (t *adminToken) get() string        { return cmp.Or(t.v, os.Getenv("HEBB_ADMIN_TOKEN")) }
 
 // adminDefaultURL is HEBB_URL_ADMIN, else HEBB_URL (the client commands'
 // REST base), else the local node.

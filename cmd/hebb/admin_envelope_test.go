@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os/exec"
 	"strings"
 	"testing"
@@ -56,5 +57,25 @@ func TestAdminBase(t *testing.T) {
 	t.Setenv("HEBB_URL", "http://n2:8080/api/v1")
 	if got := adminBase(adminDefaultURL()); got != "http://n2:8080" {
 		t.Errorf("with HEBB_URL: %q", got)
+	}
+}
+
+// The admin commands take HEBB_ADMIN_TOKEN unless --admin-token is given,
+// and -h prints neither (the token was the flag's printed default).
+func TestAdminTokenFlag(t *testing.T) {
+	t.Setenv("HEBB_ADMIN_TOKEN", "from-the-environment")
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	_, token := adminFlags(fs)
+	var help strings.Builder
+	fs.SetOutput(&help)
+	fs.PrintDefaults()
+	if strings.Contains(help.String(), "from-the-environment") {
+		t.Fatalf("-h shows the token:\n%s", help.String())
+	}
+	if err := fs.Parse(nil); err != nil || token.get() != "from-the-environment" {
+		t.Fatalf("from the environment: %q, %v", token.get(), err)
+	}
+	if err := fs.Parse([]string{"--admin-token", "given"}); err != nil || token.get() != "given" {
+		t.Fatalf("given: %q, %v", token.get(), err)
 	}
 }
