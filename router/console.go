@@ -74,13 +74,18 @@ func (s *Server) adminSetPassword(c *call) error {
 	_, err := console.SetPassword(c.std, s.backend, u.ID, *req.Password)
 	switch {
 	case errors.Is(err, console.ErrInvalidUser):
-		return validationError(fieldErr("value_error", strings.TrimPrefix(err.Error(), console.ErrInvalidUser.Error()+": "), "password"))
+		return invalidUser(err, "password")
 	case errors.Is(err, console.ErrBusy):
 		return unavailable("Service unavailable: too many password checks at once; retry")
 	case err != nil:
 		return err
 	}
 	return s.ok(c, map[string]any{"user_id": u.ID, "email": u.Email, "password_changed": true})
+}
+
+// invalidUser is the 400 of a console.ErrInvalidUser: its reason alone.
+func invalidUser(err error, loc ...any) *apiError {
+	return validationError(fieldErr("value_error", strings.TrimPrefix(err.Error(), console.ErrInvalidUser.Error()+": "), loc...))
 }
 
 // consoleUserNamed finds a console user by ID or e-mail address.
@@ -276,7 +281,7 @@ func (s *Server) adminCreateUser(c *call) error {
 	}
 	switch {
 	case errors.Is(err, console.ErrInvalidUser):
-		return validationError(fieldErr("value_error", strings.TrimPrefix(err.Error(), console.ErrInvalidUser.Error()+": ")))
+		return invalidUser(err)
 	case errors.Is(err, console.ErrEmailTaken):
 		return conflict("A user with this e-mail address exists; pass org_id to add them to an org")
 	case errors.Is(err, console.ErrUnknownOrg):

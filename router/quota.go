@@ -159,12 +159,7 @@ func (s *Server) counted(h func(*call) error) func(*call) error {
 		limit := c.settings.Plan.DailyQueryQuota
 		day, ok := s.quota.take(c.org, limit)
 		if !ok {
-			e := newError(429, codeRateLimited, "Daily query quota exhausted").with("reason", "daily_query_quota").
-				with("limit", limit)
-			e.Retryable = true
-			quotaRejections.WithLabelValues("daily_query_quota").Inc()
-			e.Header = map[string]string{"Retry-After": strconv.Itoa(secondsToMidnight(time.Now()))}
-			return e
+			return retryLater("daily_query_quota", "Daily query quota exhausted", limit, secondsToMidnight(time.Now()))
 		}
 		err := h(c)
 		s.quota.settle(c.org, day, err == nil && c.ctx.Response.StatusCode() < 400)
@@ -197,6 +192,16 @@ func (s *Server) checkAtomLimit(c *call, tenant string, items []*raftfsm.WriteIt
 		return atomLimitError(limit)
 	}
 	return nil
+}
+
+// retryLater is a retryable 429 RATE_LIMITED with its reason, the limit
+// reached and Retry-After, counted in hebb_quota_rejections_total.
+func retryLater(reason, msg string, limit int64, afterSeconds int) *apiError {
+	quotaRejections.WithLabelValues(reason).Inc()
+	e := newError(429, codeRateLimited, msg).with("reason", reason).with("limit", limit)
+	e.Retryable = true
+	e.Header = map[string]string{"Retry-After": strconv.Itoa(afterSeconds)}
+	return e
 }
 
 func atomLimitError(limit int64) *apiError {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -67,13 +66,7 @@ func (s *Server) countRoomCreation(c *call) error {
 	if ok {
 		return nil
 	}
-	secs := int(wait.Seconds()) + 1
-	e := newError(429, codeRateLimited, "Too many rooms created; try again later").
-		with("reason", "room_creation_limit").with("limit", maxRoomsPerOrg)
-	e.Retryable = true
-	e.Header = map[string]string{"Retry-After": strconv.Itoa(secs)}
-	quotaRejections.WithLabelValues("room_creation_limit").Inc()
-	return e
+	return retryLater("room_creation_limit", "Too many rooms created; try again later", maxRoomsPerOrg, int(wait.Seconds())+1)
 }
 
 type createRoomRequest struct {

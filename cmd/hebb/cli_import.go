@@ -389,12 +389,7 @@ func (im *importer) sameAtomHere(ctx context.Context, reason string, req hebb.Wr
 // sameWrite reports whether two writes store the same fields (their
 // supersedes aside).
 func sameWrite(x, y hebb.WriteRequest) bool {
-	metadata := func(m any) string {
-		if raw, ok := m.(json.RawMessage); ok {
-			return string(raw)
-		}
-		return fmt.Sprint(m)
-	}
+	metadata := func(m any) string { raw, _ := m.(json.RawMessage); return string(raw) } // as writeRequestOf sets it
 	return x.Content == y.Content && slices.Equal(x.Concepts, y.Concepts) && x.Domain == y.Domain &&
 		metadata(x.Metadata) == metadata(y.Metadata) && x.Fingerprint == y.Fingerprint && x.ExternalRef == y.ExternalRef
 }

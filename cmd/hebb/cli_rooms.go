@@ -115,12 +115,10 @@ func inviteFlags(fs *flag.FlagSet) roomCall {
 	return func(ctx context.Context, c *hebb.Client, pos []string) (any, error) {
 		// A value given must be in range: 0 was left out of the request,
 		// and the server's default minted with exit 0.
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if set["max-uses"] && (*uses < 1 || *uses > 1000) {
+		if flagGiven(fs, "max-uses") && (*uses < 1 || *uses > 1000) {
 			return nil, errors.New("--max-uses must be 1 to 1000")
 		}
-		if set["expires-in-days"] && *days < 1 {
+		if flagGiven(fs, "expires-in-days") && *days < 1 {
 			return nil, errors.New("--expires-in-days must be 1 or more")
 		}
 		return c.CreateInvite(ctx, roomID(pos[0]), hebb.InviteRequest{Scope: *scope, MaxUses: *uses, ExpiresInDays: *days})
