@@ -201,7 +201,8 @@ func (r *Report) Write(dir string) (jsonPath, pngPath string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("cannot write the report: %w", err)
 	}
-	if len(r.Phases) == 0 {
+	if !anyRecorded(r.Phases) {
+		// Nothing to draw (a log axis over no points panicked in gonum).
 		return jsonPath, "", nil
 	}
 	pngPath = stem + ".png"
@@ -209,6 +210,22 @@ func (r *Report) Write(dir string) (jsonPath, pngPath string, err error) {
 		return jsonPath, "", err
 	}
 	return jsonPath, pngPath, nil
+}
+
+// anyRecorded reports whether some phase recorded a request's latency.
+func anyRecorded(phases []*PhaseResult) bool {
+	for _, ph := range phases {
+		if ph.rec == nil {
+			continue
+		}
+		lat, _ := ph.rec.Histograms()
+		for _, h := range lat {
+			if h.TotalCount() > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // createNew creates stem+ext, or stem-2+ext, stem-3+ext, ... when taken,

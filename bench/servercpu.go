@@ -51,11 +51,16 @@ func (a *API) cpuSeconds() (float64, bool) {
 // metricsPath is the node's metrics endpoint, beside /health.
 const metricsPath = "/metrics"
 
+// minCPUPhase is the shortest phase whose server CPU is reported, in
+// seconds: the counter moves in 10 ms ticks, and one tick over a phase cut
+// short at 1 ms read as 10 cores busy.
+const minCPUPhase = 0.1
+
 // serverCPU is what a phase cost the server, from the counter's readings
 // before (c0) and after (c1) it; nil when either was missing or the counter
-// went back (another process answered).
+// went back (another process answered), or the phase was too short.
 func serverCPU(c0, c1 float64, ph *PhaseResult) *ServerCPU {
-	if c1 < c0 || ph.DurationS <= 0 {
+	if c1 < c0 || ph.DurationS < minCPUPhase {
 		return nil
 	}
 	s := &ServerCPU{Seconds: c1 - c0, Cores: (c1 - c0) / ph.DurationS}

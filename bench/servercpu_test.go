@@ -58,4 +58,7 @@ func TestServerCPU(t *testing.T) {
 	if c := serverCPU(10, 13, &PhaseResult{}); c != nil {
 		t.Fatalf("a phase of no duration gave %+v", c)
 	}
+	if c := serverCPU(10, 10.01, &PhaseResult{DurationS: 0.001}); c != nil {
+		t.Fatalf("a phase of 1 ms (one counter tick) gave %+v", c)
+	}
 }

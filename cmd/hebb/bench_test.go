@@ -83,7 +83,7 @@ func TestBenchConfig(t *testing.T) {
 
 // A refused workload or flag leaves no report directory behind.
 func TestBenchRefusesBeforeOut(t *testing.T) {
-	for _, args := range [][]string{{"bogus"}, {"search", "--rate", "-1"}, {"search", "--rate", "1e300"}} {
+	for _, args := range [][]string{{"bogus"}, {"search", "--rate", "-1"}, {"search", "--rate", "1e300"}, {"write", "--duration", "1ns"}} {
 		out := filepath.Join(t.TempDir(), "out")
 		err := benchCmd(append(args, "--out", out))
 		if !errors.Is(err, bench.ErrUnknownWorkload) && !errors.Is(err, bench.ErrBadConfig) {
