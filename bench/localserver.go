@@ -41,7 +41,7 @@ func StartLocalServer(ctx context.Context, binary string) (*LocalServer, error) 
 	addr := func(p int) string { return fmt.Sprintf("127.0.0.1:%d", p) }
 	args := []string{"serve", "--data-dir", filepath.Join(dir, "data"), "--http-addr", addr(ports[0]),
 		"--raft-addr", addr(ports[1]), "--gossip-addr", addr(ports[2]), "--chat-addr=", "--embedder", "hash",
-		"--daily-query-quota", "0", "--atom-limit", "0", "--admin-token", s.AdminToken}
+		"--daily-query-quota", "0", "--atom-limit", "0"}
 	s.Flags = "--embedder hash --daily-query-quota 0 --atom-limit 0 --admin-token <random> (free loopback ports, temporary data dir)"
 	s.URL = "http://" + addr(ports[0]) + "/api/v1"
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
@@ -52,8 +52,10 @@ func StartLocalServer(ctx context.Context, binary string) (*LocalServer, error) 
 	defer logf.Close()
 	s.cmd = exec.Command(binary, args...)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	s.cmd.Env = append(os.Environ(), "HEBB_BOOTSTRAP_API_KEY="+s.Key)
-	if err := s.cmd.Start(); err != nil {
+	// Secrets in the environment, not on a command line every local user
+	// can read in ps.
+	s.cmd.Env = append(os.Environ(), "HEBB_BOOTSTRAP_API_KEY="+s.Key, "HEBB_ADMIN_TOKEN="+s.AdminToken)
+	if err := startChild(s.cmd); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("cannot start %s: %w", binary, err)
 	}

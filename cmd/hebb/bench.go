@@ -34,7 +34,9 @@ func benchCmd(args []string) error {
 	if err := writableDir(cfg.Out); err != nil { // before the run, not after it
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A closed terminal (SIGHUP) stops the run the same way, so the
+	// throw-away server is stopped and its data dir removed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	// After the first signal the next one ends the process at once: a run
 	// waiting on a stalled server ignored every further Ctrl-C.
