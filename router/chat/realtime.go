@@ -2,6 +2,8 @@ package chat
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -28,7 +30,9 @@ import (
 // each idle ping), 4003 the
 // user left or was removed, 4004 the room was deleted, 1001 the server is
 // stopping,
-// 1013 the room cannot be followed from this node for now (reconnect).
+// 1013 the room cannot be followed from this node for now (reconnect),
+// 1008 the user holds maxRealtimePerUser connections on this node already
+// (normally answered before the upgrade: 429 too_many_connections).
 //
 // Any node serves any room: one without a replica of the room's group
 // follows it by long polling the group's leader (feed.go).
@@ -40,6 +44,7 @@ const (
 	closeSignedOut   = 4001
 	closeRemoved     = 4003
 	closeRoomDeleted = 4004
+	realtimeRetry    = 5 * time.Second // Retry-After of a connection over the user's limit
 )
 
 var upgrader = websocket.FastHTTPUpgrader{
@@ -95,6 +100,11 @@ func (s *Server) realtime(ctx *fasthttp.RequestCtx) {
 		start := view.Head
 		if hasCursor {
 			start = cursor
+		}
+		if s.conns.full(user.ID) {
+			return rateLimited(c, "too_many_connections",
+				fmt.Sprintf("At most %d realtime connections per user on this node; close one first", maxRealtimePerUser),
+				realtimeRetry)
 		}
 		st := &stream{s: s, src: src, room: room, userID: user.ID, ids: c.ids, after: start, head: view.Head, claims: claims}
 		if err := upgrader.Upgrade(ctx, st.run); err != nil {
@@ -159,8 +169,11 @@ func (st *stream) run(ws *websocket.Conn) {
 		_ = ws.Close()
 		<-read
 	}()
-	if !st.s.conns.add(st.conn) {
+	if err := st.s.conns.add(st.conn, st.userID); err != nil {
 		close(read)
+		if errors.Is(err, errUserFull) {
+			st.close(websocket.ClosePolicyViolation, "too many connections")
+		}
 		return
 	}
 	defer st.s.conns.remove(st.conn)

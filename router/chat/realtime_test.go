@@ -208,6 +208,47 @@ func TestRealtimeRefusals(t *testing.T) {
 	}
 }
 
+// One user holds at most 32 realtime connections on a node; the next is
+// refused with 429 until one closes.
+func TestRealtimeConnectionsPerUser(t *testing.T) {
+	t.Parallel()
+	n := newNode(t)
+	alice := n.guest("Alice")
+	room := must(t, alice.do("POST", "/api/rooms", map[string]any{"name": "tabs"}), 201).str("id")
+	open := make([]*wsClient, 32)
+	for i := range open {
+		open[i] = alice.connect(room, -1)
+	}
+	_, res, err := websocket.DefaultDialer.Dial(alice.realtimeURL(room, -1), nil)
+	if err == nil || res == nil || res.StatusCode != 429 || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("the 33rd connection: %v %+v", err, res)
+	}
+	body, _ := io.ReadAll(res.Body)
+	var env struct {
+		Code    string
+		Details struct{ Reason string }
+	}
+	if json.Unmarshal(body, &env) != nil || env.Code != "RATE_LIMITED" || env.Details.Reason != "too_many_connections" {
+		t.Fatalf("the 33rd connection's answer: %s", body)
+	}
+	// Another user is not affected, and a closed connection frees a place.
+	bob := n.guest("Bob")
+	pub := must(t, alice.do("POST", "/api/rooms", map[string]any{"name": "open", "visibility": "public"}), 201).str("id")
+	must(t, bob.do("POST", "/api/rooms/"+pub+"/participants", nil), 201)
+	bob.connect(pub, -1)
+	_ = open[0].ws.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ws, res, err := websocket.DefaultDialer.Dial(alice.realtimeURL(room, -1), nil)
+		if err == nil {
+			_ = ws.Close()
+			return
+		}
+		if res == nil || res.StatusCode != 429 || time.Now().After(deadline) {
+			t.Fatalf("after closing one: %v %+v", err, res)
+		}
+	}
+}
+
 func tokenOf(t *testing.T, u string) string {
 	t.Helper()
 	_, tok, ok := strings.Cut(u, "?token=")

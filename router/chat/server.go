@@ -354,28 +354,62 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 
 // hub tracks the open realtime connections so Shutdown can close them
 // (fasthttp does not track hijacked connections).
+// It also counts each user's connections, at most maxRealtimePerUser, so
+// one account cannot hold unbounded sockets and goroutines on a node.
 type hub struct {
-	mu     sync.Mutex
-	conns  map[*wsConn]struct{}
-	closed bool
+	mu      sync.Mutex
+	conns   map[*wsConn]string // the user of each
+	perUser map[string]int
+	closed  bool
 }
 
-func newHub() *hub { return &hub{conns: map[*wsConn]struct{}{}} }
+// maxRealtimePerUser is how many realtime connections one user may hold
+// open on one node (a browser opens one a room it shows).
+const maxRealtimePerUser = 32
 
-func (h *hub) add(c *wsConn) bool {
+func newHub() *hub { return &hub{conns: map[*wsConn]string{}, perUser: map[string]int{}} }
+
+// full reports whether user holds maxRealtimePerUser connections already:
+// asked before the upgrade, to answer 429; add enforces it.
+func (h *hub) full(user string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.perUser[user] >= maxRealtimePerUser
+}
+
+// add tracks c, a connection of user; errHubClosed once the server stops,
+// errUserFull when user holds the most already (upgrades that raced past
+// full).
+func (h *hub) add(c *wsConn, user string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return false
+		return errHubClosed
 	}
-	h.conns[c] = struct{}{}
-	return true
+	if h.perUser[user] >= maxRealtimePerUser {
+		return errUserFull
+	}
+	h.conns[c] = user
+	h.perUser[user]++
+	return nil
 }
+
+var (
+	errHubClosed = errors.New("the server is stopping")
+	errUserFull  = errors.New("too many realtime connections for the user")
+)
 
 func (h *hub) remove(c *wsConn) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	user, ok := h.conns[c]
+	if !ok {
+		return
+	}
 	delete(h.conns, c)
-	h.mu.Unlock()
+	if h.perUser[user]--; h.perUser[user] <= 0 {
+		delete(h.perUser, user)
+	}
 }
 
 func (h *hub) closeAll() {
