@@ -45,10 +45,12 @@ func (a *AdminClient) CreateUser(ctx context.Context, req UserRequest) (*User, e
 
 // RemoveUser takes a person (user ID or e-mail address) out of an org at
 // once, with their console sessions in it and the OAuth grants they made
-// for it; ErrNotFound when they are not in it.
+// for it; ErrNotFound when they are not in it. It is not retried after a
+// transport error (a lost answer of a removal that happened would turn the
+// retry's into ErrNotFound): call it again, knowing that.
 func (a *AdminClient) RemoveUser(ctx context.Context, user, orgID string) (*RemovedUser, error) {
 	var out RemovedUser
-	r := &request{method: http.MethodDelete, path: "/admin/v1/users/" + seg(user) + "/orgs/" + seg(orgID), safe: true}
+	r := &request{method: http.MethodDelete, path: "/admin/v1/users/" + seg(user) + "/orgs/" + seg(orgID)}
 	if err := a.c.do(ctx, r, &out); err != nil {
 		return nil, err
 	}

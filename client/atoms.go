@@ -110,7 +110,11 @@ type DeleteAtomResult struct {
 }
 
 // DeleteAtom permanently deletes one atom of the caller's account. It is
-// idempotent, so it is retried like a read.
+// idempotent, so it is retried like a read; but when a first try deleted
+// the atom and its answer was lost, the retry's answer is the already-gone
+// one (Deleted 0, no predecessors left hidden, HistoryDestroyed false):
+// what the deletion did is then not known. Check the chain first when it
+// matters.
 func (c *Client) DeleteAtom(ctx context.Context, atomID string) (*DeleteAtomResult, error) {
 	var out DeleteAtomResult
 	r := &request{method: http.MethodDelete, path: "/memory/atoms/" + seg(atomID), safe: true}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -313,11 +314,6 @@ func encodeBody(v any) ([]byte, error) {
 	case json.RawMessage:
 		return b, nil
 	}
-	// encoding/json writes each invalid byte as U+FFFD, which the server
-	// would store as such; it refuses a body that is not UTF-8 (400).
-	if err := checkUTF8(reflect.ValueOf(v)); err != nil {
-		return nil, err
-	}
 	// Not json.Marshal: it writes <, > and & (in strings and in raw
 	// metadata alike) as \u003c escapes, so metadata would not come back
 	// byte for byte.
@@ -325,7 +321,16 @@ func encodeBody(v any) ([]byte, error) {
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
+		return nil, err // a cycle among them, before the walk below
+	}
+	// encoding/json writes each invalid byte of a string as U+FFFD, which
+	// the server would store as such; raw JSON it copies (the server refuses
+	// a body that is not UTF-8, 400).
+	if err := checkUTF8(reflect.ValueOf(v)); err != nil {
 		return nil, err
+	}
+	if !utf8.Valid(buf.Bytes()) {
+		return nil, fmt.Errorf("%w: the encoded body", ErrNotUTF8)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
@@ -339,7 +344,13 @@ func drain(rc io.ReadCloser) {
 
 // checkUTF8 returns ErrNotUTF8, naming the text, when a string (or raw JSON)
 // in v is not valid UTF-8.
+// It walks what encoding/json encodes: not fields tagged "-", nor values
+// that encode themselves (their output is checked whole). Call it after
+// encoding v: encoding/json refuses cycles, which the walk would follow.
 func checkUTF8(v reflect.Value) error {
+	if v.IsValid() && v.Type() != rawMessageType && encodesItself(v.Type()) {
+		return nil
+	}
 	switch v.Kind() {
 	case reflect.String:
 		if !utf8.ValidString(v.String()) {
@@ -377,7 +388,7 @@ func checkUTF8(v reflect.Value) error {
 		}
 	case reflect.Struct:
 		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
+			if f := v.Type().Field(i); f.IsExported() && f.Tag.Get("json") != "-" {
 				if err := checkUTF8(v.Field(i)); err != nil {
 					return err
 				}
@@ -387,4 +398,19 @@ func checkUTF8(v reflect.Value) error {
 	return nil
 }
 
-var rawMessageType = reflect.TypeFor[json.RawMessage]()
+var (
+	rawMessageType    = reflect.TypeFor[json.RawMessage]()
+	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// encodesItself reports whether encoding/json leaves values of t (or of
+// *t) to their own MarshalJSON or MarshalText.
+func encodesItself(t reflect.Type) bool {
+	for _, m := range []reflect.Type{jsonMarshalerType, textMarshalerType} {
+		if t.Implements(m) || (t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(m)) {
+			return true
+		}
+	}
+	return false
+}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -231,6 +232,11 @@ func TestRetryOnTransportErrors(t *testing.T) {
 			_, err := c.Feedback(context.Background(), FeedbackRequest{AtomIDs: []string{"a"}, Outcome: 1})
 			return err
 		}, `{}`, 1},
+		// A retry of a removal that happened answers 404.
+		{"an admin's user removal is not retried", func(c *Client) error {
+			_, err := (&AdminClient{c: c.c}).RemoveUser(context.Background(), "u@example.com", "org")
+			return err
+		}, `{"removed":true}`, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -645,6 +651,51 @@ func TestPermanentFailuresNotRetried(t *testing.T) {
 		t.Fatalf("invalid UTF-8 in raw metadata: %v", err)
 	}
 }
+
+// base64Bytes encodes itself: its bytes need not be UTF-8.
+type base64Bytes []byte
+
+func (b base64Bytes) MarshalJSON() ([]byte, error) {
+	return json.Marshal(base64.StdEncoding.EncodeToString(b))
+}
+
+// The UTF-8 check walks what is encoded: a cycle is an error (it overflowed
+// the stack), and a field tagged "-" or a value encoding itself is not text
+// the check may refuse.
+func TestEncodeBodyWalksWhatIsEncoded(t *testing.T) {
+	cyclic := map[string]any{}
+	cyclic["self"] = cyclic
+	if _, err := encodeBody(WriteRequest{Content: "x", Metadata: cyclic}); err == nil || errors.Is(err, ErrNotUTF8) {
+		t.Errorf("cyclic metadata: %v, want the encoder's error", err)
+	}
+	type tagged struct {
+		Note   string `json:"note"`
+		Hidden string `json:"-"`
+	}
+	for name, v := range map[string]any{
+		"field tagged -":           tagged{Note: "ok", Hidden: "\xff"},
+		"value encoding itself":    map[string]any{"blob": base64Bytes("\xff\xfe")},
+		"raw JSON in an interface": map[string]any{"raw": json.RawMessage(`"ok"`)},
+	} {
+		if _, err := encodeBody(WriteRequest{Content: "x", Metadata: v}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	for name, v := range map[string]any{
+		"text in a map":       map[string]any{"k": "\xff"},
+		"raw JSON in a map":   map[string]any{"raw": json.RawMessage("\"\xff\"")},
+		"self-encoding bytes": map[string]any{"raw": rawText("\"\xff\"")},
+	} {
+		if _, err := encodeBody(WriteRequest{Content: "x", Metadata: v}); !errors.Is(err, ErrNotUTF8) {
+			t.Errorf("%s: %v, want ErrNotUTF8", name, err)
+		}
+	}
+}
+
+// rawText encodes itself as the JSON it holds.
+type rawText string
+
+func (r rawText) MarshalJSON() ([]byte, error) { return []byte(r), nil }
 
 func TestRetryAfterAndUncappedBackoff(t *testing.T) {
 	now := time.Now()
