@@ -31,6 +31,10 @@ type WriteItem struct {
 	Type        AtomType
 	Sealed      []byte
 	Vector      []float32
+	// KeepContent, on a secret, keeps the alias's stored content (the
+	// context) when the alias exists: the request gave none. Decided in
+	// apply, so two saves at once cannot undo each other's context.
+	KeepContent bool
 }
 
 // WriteCmd stores one atom (Batch false) or a batch of them as one entry.
@@ -157,6 +161,20 @@ func (c *WriteCmd) Encode() []byte {
 		e.varint(c.Idem.ExpiresAt)
 	}
 	e.varint(c.Limit)
+	// Trailing, and only when some item keeps its content: the items'
+	// indexes.
+	var keep []uint64
+	for i := range c.Items {
+		if c.Items[i].KeepContent {
+			keep = append(keep, uint64(i))
+		}
+	}
+	if len(keep) > 0 {
+		e.uvarint(uint64(len(keep)))
+		for _, i := range keep {
+			e.uvarint(i)
+		}
+	}
 	return e.b
 }
 
@@ -191,6 +209,15 @@ func decodeWrite(d *dec) *WriteCmd {
 	}
 	if len(d.b) > 0 {
 		c.Limit = d.varint()
+	}
+	if len(d.b) > 0 {
+		for range d.count(1) {
+			if i := d.uvarint(); i < uint64(len(c.Items)) {
+				c.Items[i].KeepContent = true
+			} else {
+				d.fail("item index")
+			}
+		}
 	}
 	return c
 }

@@ -21,6 +21,8 @@ func TestCommandRoundTrip(t *testing.T) {
 		{"write batch", &WriteCmd{Tenant: "org", Batch: true, Items: []WriteItem{full, {ID: mkID(9), Vector: []float32{1}}}}},
 		{"write of nothing", &WriteCmd{Tenant: "", Items: []WriteItem{}}},
 		{"secret", &WriteCmd{Tenant: "org", Items: []WriteItem{{ID: mkID(4), Type: Secret, ExternalRef: "secret:x", Sealed: []byte("s")}}}},
+		{"secret keeping its context", &WriteCmd{Tenant: "org", Limit: 7, Items: []WriteItem{{ID: mkID(4), Type: Secret,
+			ExternalRef: "secret:x", Sealed: []byte("s"), KeepContent: true}}}},
 		{"touch", &TouchCmd{Tenant: "org", IDs: []ID{mkID(1), mkID(1)}, At: 1 << 60}},
 		{"touch nothing", &TouchCmd{Tenant: "org"}},
 		{"feedback", &FeedbackCmd{Tenant: "org", IDs: []ID{mkID(7)}, Outcome: -0.75, Concepts: []string{"x"},

@@ -123,7 +123,10 @@ func (m *model) writeOne(t *modelTenant, it WriteItem, targets []*Atom) WriteRes
 			if a.ID != it.ID {
 				return WriteResult{AtomID: a.ID, Reason: ReasonSecretIDMismatch, Superseded: []ID{}}
 			}
-			a.Sealed, a.Content = it.Sealed, it.Content
+			a.Sealed = it.Sealed
+			if !it.KeepContent {
+				a.Content = it.Content
+			}
 			return WriteResult{Stored: true, AtomID: a.ID, Reason: "replaced", Superseded: []ID{}}
 		}
 		m.insert(t, it, 0, nil)

@@ -204,7 +204,9 @@ func (f *FSM) writeSecret(t *tenant, it *WriteItem) WriteResult {
 			return WriteResult{AtomID: a.ID, Reason: ReasonSecretIDMismatch, Superseded: []ID{}}
 		}
 		a.Sealed = it.Sealed
-		a.Content = it.Content
+		if !it.KeepContent {
+			a.Content = it.Content
+		}
 		return WriteResult{Stored: true, AtomID: a.ID, Reason: reasonReplacedText, Superseded: []ID{}}
 	}
 	a := f.newAtom(t, it, 0, nil)

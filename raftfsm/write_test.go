@@ -294,6 +294,24 @@ func TestWriteSecret(t *testing.T) {
 	if len(page) != 1 || string(page[0].Sealed) != "v2" || page[0].Content != "new context" {
 		t.Fatalf("export %+v", page)
 	}
+	// A save without a context keeps the context stored when it applies,
+	// not the one its router read before another save changed it.
+	keep := again
+	keep.Content, keep.Sealed, keep.KeepContent = "context read before", []byte("v3"), true
+	if r := x.write(keep); !r.Stored {
+		t.Fatalf("a save keeping the context: %+v", r)
+	}
+	page, _ = x.f.ExportPage(x.tenant, nil, 10)
+	if len(page) != 1 || string(page[0].Sealed) != "v3" || page[0].Content != "new context" {
+		t.Fatalf("after a save keeping the context: %+v", page)
+	}
+	// A first save keeping the context (none stored) stores its content.
+	first := x.item("", "ops", nil)
+	first.Type, first.ExternalRef, first.Sealed, first.KeepContent = Secret, "secret:api", []byte("s"), true
+	x.write(first)
+	if a, ok := x.f.Secret(x.tenant, "secret:api"); !ok || a.Content != "" {
+		t.Fatalf("a first save without a context: %+v", a)
+	}
 }
 
 func TestWriteWrongDimensionPanics(t *testing.T) {

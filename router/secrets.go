@@ -77,20 +77,19 @@ func (s *Server) storeSecret(c *call) error {
 		return unavailable("Vault is not configured on this node").with("reason", "vault_unavailable")
 	}
 	ref := secretRefPref + *req.Alias
-	id, old, err := s.secretID(c, ref)
+	id, err := s.secretID(c, ref)
 	if err != nil {
 		return err
-	}
-	if req.Context == nil && old != nil {
-		context = *old // a new value without a context keeps the purpose stored with the alias
 	}
 	for attempt := 0; attempt < 3; attempt++ {
 		sealed, err := s.cfg.Vault.Seal([]byte(*req.Value), c.org, *req.Alias, id.String())
 		if err != nil {
 			return fmt.Errorf("cannot seal secret: %w", err)
 		}
+		// A new value without a context keeps the purpose stored with the
+		// alias: apply decides, against the alias as it is then.
 		item := raftfsm.WriteItem{ID: id, CreatedAt: time.Now().UnixMicro(), Content: context, Domain: secretDomain,
-			ExternalRef: ref, Type: raftfsm.Secret, Sealed: sealed}
+			ExternalRef: ref, Type: raftfsm.Secret, Sealed: sealed, KeepContent: req.Context == nil}
 		res, err := s.proposeWrite(c, &raftfsm.WriteCmd{Tenant: c.org, Items: []raftfsm.WriteItem{item}})
 		if err != nil {
 			return err
@@ -107,26 +106,30 @@ func (s *Server) storeSecret(c *call) error {
 		if !ok {
 			return fmt.Errorf("secret %s vanished after store", *req.Alias)
 		}
-		return s.ok(c, renderSecret(&a))
+		out := renderSecret(&a)
+		if req.Context != nil {
+			// What this save stored, even if another one stored since.
+			out.Context = *req.Context
+		}
+		return s.ok(c, out)
 	}
 	return conflict("The secret was changed concurrently; retry")
 }
 
-// secretID is the atom ID of an existing alias and its context, or a fresh
-// UUIDv7 and nil.
-func (s *Server) secretID(c *call, ref string) (raftfsm.ID, *string, error) {
+// secretID is the atom ID of an existing alias, or a fresh UUIDv7.
+func (s *Server) secretID(c *call, ref string) (raftfsm.ID, error) {
 	fsm, err := s.backend.ReadFSM(c.std, c.org)
 	if err != nil {
-		return raftfsm.ID{}, nil, err
+		return raftfsm.ID{}, err
 	}
 	if a, ok := fsm.Secret(c.org, ref); ok {
-		return a.ID, &a.Content, nil
+		return a.ID, nil
 	}
 	u, err := uuid.NewV7()
 	if err != nil {
-		return raftfsm.ID{}, nil, fmt.Errorf("cannot make atom ID: %w", err)
+		return raftfsm.ID{}, fmt.Errorf("cannot make atom ID: %w", err)
 	}
-	return raftfsm.ID(u), nil, nil
+	return raftfsm.ID(u), nil
 }
 
 func (s *Server) listSecrets(c *call) error {

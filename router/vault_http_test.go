@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -316,6 +318,33 @@ func vtHidden(t *testing.T, ts *testServer, key, id, alias, value string) {
 // TestVaultAtRestHTTP stores a distinctive value, restarts (so logs and a
 // snapshot are on disk), and reads every file of the data dir: the value
 // must appear nowhere, while the secret's context (stored in clear) does.
+// A save without a context keeps the context stored when it applies: run
+// beside a save that sets one, it never brings back the one before (its
+// router read the old context before the other save applied), and a save
+// that gives a context answers with it.
+func TestVaultConcurrentSavesHTTP(t *testing.T) {
+	t.Parallel()
+	ts := newVaultServer(t)
+	for i := range 12 {
+		alias := fmt.Sprintf("race.%d", i)
+		vtStore(t, ts, ts.Key, alias, "v0", "old")
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			r := ts.do("POST", "/vault/secrets", ts.Key, map[string]any{"alias": alias, "value": "v1"})
+			mustStatus(t, r, 200)
+		})
+		wg.Go(func() {
+			if got := vtStore(t, ts, ts.Key, alias, "v2", "new"); got["context"] != "new" {
+				t.Errorf("%s: a save of context new answered %v", alias, got)
+			}
+		})
+		wg.Wait()
+		if got := ts.do("GET", "/vault/secrets/by-alias/"+alias, ts.Key, nil).Body["context"]; got != "new" {
+			t.Fatalf("%s: context %v after the saves, want new (the save without one kept an older read)", alias, got)
+		}
+	}
+}
+
 func TestVaultAtRestHTTP(t *testing.T) {
 	t.Parallel()
 	ts := newVaultServer(t, withSnapshotThreshold(4))

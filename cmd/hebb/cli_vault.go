@@ -11,7 +11,8 @@ import (
 )
 
 const vaultUsage = `usage: hebb vault <command> [flags]
-  put <alias> [--context TEXT]  store a secret; the value is read from stdin
+  put <alias> [--context TEXT]  store a secret; the value is read from stdin,
+                                without its final line ending
   list                          aliases and contexts (values are never shown)
   get <alias>                   one secret's record (not its value)
 `
@@ -82,8 +83,9 @@ func cmdVault(ctx context.Context, env *cliEnv, args []string) error {
 	return nil
 }
 
-// readSecretValue reads the value from stdin, without its final newline,
-// so it never appears in the process list or the shell history.
+// readSecretValue reads the value from stdin, without its final line
+// ending (one \n or \r\n), so it never appears in the process list or the
+// shell history.
 func readSecretValue(env *cliEnv) (string, error) {
 	if env.stderrTTY {
 		fmt.Fprintln(env.stderr, "reading the secret value from stdin (end with Ctrl-D)")
@@ -92,7 +94,12 @@ func readSecretValue(env *cliEnv) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("cannot read the secret value: %w", err)
 	}
-	v := strings.TrimRight(string(b), "\r\n")
+	// Only the one line ending echo or a here-string adds: the rest is the
+	// value (a PEM key keeps all but its last newline).
+	v := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		v = string(b)
+	}
 	if v == "" {
 		return "", errors.New("vault put: no value on stdin")
 	}
