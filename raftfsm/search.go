@@ -813,8 +813,9 @@ func (s *search) expand() ([]string, map[string]float64) {
 	return expanded, weight
 }
 
-// hebbian scores the atoms carrying expanded concepts (score = weight ·
-// (0.5 + 0.5·max(sim, 0)), with the strongest weight reaching the atom)
+// hebbian scores the atoms carrying expanded concepts (score = similarity ·
+// weight, DESIGN.md §4, the similarity as the semantic stage scores it and
+// the strongest weight reaching the atom)
 // and returns the best slots of them above min_relevance. It scores them
 // best bound first, and stops at the first bound under the slots-th best
 // score found (or min_relevance): no atom left can place.
@@ -831,7 +832,7 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 		h = h[:len(h)-1]
 		siftBound(h, 0)
 		sim, vec := s.simOf(r.a, assocStage)
-		c := s.score(r.a, vec, sim, r.w*(0.5+0.5*math.Max(s.semScore(sim), 0)), SourceHebbian)
+		c := s.score(r.a, vec, sim, hebbScore(s.semScore(sim), r.w), SourceHebbian)
 		cands = append(cands, c)
 		floor.push(c.rel)
 	}
@@ -846,6 +847,11 @@ func (s *search) hebbian(expanded []string, weight map[string]float64, slots int
 	sortCandidates(out)
 	return out
 }
+
+// hebbScore is an association's score: its semantic score (the calibrated
+// cosine) times the weight of the edge reaching it. It rises with both, so
+// a bound of either bounds it.
+func hebbScore(sem, w float64) float64 { return sem * w }
 
 // reached is an atom the expanded concepts reach (hebbian).
 type reached struct {
@@ -919,7 +925,7 @@ func (s *search) bound(rs []reached) {
 		c.bounders.Put(b)
 		for k, i := range at {
 			r := &rs[i]
-			r.bound = r.w * (0.5 + 0.5*math.Max(s.semScore(float64(ubs[k])), 0)) * (1 + Alpha*r.a.Valence)
+			r.bound = hebbScore(s.semScore(float64(ubs[k])), r.w) * (1 + Alpha*r.a.Valence)
 		}
 		sc.bubs = ubs[:0]
 	}

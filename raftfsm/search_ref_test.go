@@ -100,7 +100,7 @@ func refHebbian(s *search, expanded []string, weight map[string]float64, slots i
 			}
 			vec := s.t.vector(a, s.f.dim)
 			sim := float64(vecmath.Dot(s.req.Vector, vec))
-			cand := s.score(a, vec, sim, weight[c]*(0.5+0.5*math.Max(s.semScore(sim), 0)), SourceHebbian)
+			cand := s.score(a, vec, sim, s.semScore(sim)*weight[c], SourceHebbian)
 			if prev, ok := best[a]; !ok || cand.rel > prev.rel {
 				best[a] = cand
 			}

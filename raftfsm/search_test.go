@@ -259,9 +259,14 @@ func TestReadHebbianAssociations(t *testing.T) {
 	for i := 1; i <= 5; i++ {
 		fillers = append(fillers, x.put(fmt.Sprint("filler ", i), "d", mix(0, i, 0.99-float64(i)/100)))
 	}
+	// Each at similarity 0.5 to the query (DESIGN.md: an association
+	// scores similarity × edge weight), below every filler.
 	var assoc []ID
 	for i := range 4 {
-		assoc = append(assoc, x.put(fmt.Sprint("associated ", i), "d", mix(6, 7, 0.2+0.2*float64(i)), "pasta"))
+		v := make([]float32, testDim)
+		th := float64(i) * math.Pi / 4
+		v[0], v[6], v[7] = 0.5, float32(math.Sqrt(0.75)*math.Cos(th)), float32(math.Sqrt(0.75)*math.Sin(th))
+		assoc = append(assoc, x.put(fmt.Sprint("associated ", i), "d", v, "pasta"))
 	}
 	req := ReadRequest{Vector: oneHot(0), TopK: 5, MinRelevance: 0.05, Concepts: []string{"dinner"},
 		IncludeAssociations: true}
@@ -288,6 +293,19 @@ func TestReadHebbianAssociations(t *testing.T) {
 	}
 	if hebb[0].Atom.ID != assoc[0] { // reinforced, so the best of them
 		t.Fatalf("first association %s, want %s", hebb[0].Atom.Content, "associated 0")
+	}
+	w := res.Items[5].Relevance / (1 + Alpha*x.get(assoc[0]).Valence) / 0.5 // the edge's weight
+	if w < 0.1 || w > 1 || !near(hebb[1].Relevance, 0.5*w) {
+		t.Fatalf("association relevances %v, %v: want similarity × weight (0.5 × %v), then × valence", hebb[0].Relevance, hebb[1].Relevance, w)
+	}
+	// An associated atom the query is not similar to scores nothing.
+	y := newFixture(t)
+	y.put("filler", "d", mix(0, 1, 0.99))
+	far := y.put("unrelated", "d", mix(6, 7, 0.3), "pasta")
+	y.feedback(1, []ID{far}, "dinner")
+	if res := y.read(ReadRequest{Vector: oneHot(0), TopK: 1, MinRelevance: 0.05, Concepts: []string{"dinner"},
+		IncludeAssociations: true}); len(res.Items) != 1 {
+		t.Fatalf("an association of similarity 0 retrieved: %d items", len(res.Items))
 	}
 	req.IncludeAssociations = false
 	if res := x.read(req); len(res.Items) != 5 {

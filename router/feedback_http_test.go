@@ -199,9 +199,13 @@ func testRetrievalStages(t *testing.T, ts *testServer) {
 	})
 
 	t.Run("feedback makes an association that retrieves", func(t *testing.T) {
+		// An association scores similarity × edge weight (DESIGN.md §4):
+		// the atom is somewhat like the query, less than the filler that
+		// takes the one ranked place.
 		_, k := ts.newOrg("hebbian")
-		id := memWrite(t, ts, k, "Vendor invoices are archived on the finance drive", map[string]any{"concepts": []string{"ledger"}})
-		q := map[string]any{"query": "team offsite agenda"}
+		memWrite(t, ts, k, "The team offsite agenda for the spring planning days", nil)
+		id := memWrite(t, ts, k, "Offsite venue invoices are archived on the finance drive", map[string]any{"concepts": []string{"ledger"}})
+		q := map[string]any{"query": "team offsite agenda", "top_k": 1, "min_relevance": 0.1}
 		r := ts.do("POST", "/memory/read", k, q)
 		mustStatus(t, r, 200)
 		if memFind(r, id) != nil || contains(toStrings(r.Body["expanded_concepts"]), "ledger") {
