@@ -2,9 +2,11 @@ package chat
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode"
@@ -63,6 +65,12 @@ func decodeBody(body []byte, v any, optional bool) error {
 	if !utf8.Valid(body) {
 		return validationError(fieldErr("json_invalid", "JSON decode error: the body is not valid UTF-8", "body"))
 	}
+	// encoding/json matches field names case-insensitively: "Content"
+	// passed for "content" although unknown fields are refused. Names must
+	// match exactly, as on the memory API.
+	if loc, ok := inexactKey(body, reflect.TypeOf(v)); ok {
+		return validationError(fieldErr("extra_forbidden", "Extra inputs are not permitted", append([]any{"body"}, loc...)...))
+	}
 	d := json.NewDecoder(bytes.NewReader(body))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {
@@ -72,6 +80,57 @@ func decodeBody(body []byte, v any, optional bool) error {
 		return validationError(fieldErr("json_invalid", "Unexpected data after the JSON object", "body"))
 	}
 	return nil
+}
+
+// inexactKey finds an object key of raw that names no field of t exactly
+// (t's JSON names; through pointers, nested structs and slices of them)
+// and returns its location under the body. Bodies that are not JSON pass: Decode reports
+// those.
+func inexactKey(raw []byte, t reflect.Type) ([]any, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil, false
+		}
+		for i, it := range items {
+			if loc, ok := inexactKey(it, t.Elem()); ok {
+				return append([]any{i}, loc...), true
+			}
+		}
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return nil, false
+		}
+		for key, val := range obj {
+			f, ok := fieldByJSONName(t, key)
+			if !ok {
+				return []any{key}, true
+			}
+			if loc, ok := inexactKey(val, f.Type); ok {
+				return append([]any{key}, loc...), true
+			}
+		}
+	}
+	return nil, false
+}
+
+// fieldByJSONName is the exported field of t whose JSON name is name.
+func fieldByJSONName(t reflect.Type, name string) (reflect.StructField, bool) {
+	for _, f := range reflect.VisibleFields(t) {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || tag == "-" || f.Anonymous && tag == "" {
+			continue
+		}
+		if cmp.Or(tag, f.Name) == name {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 func diagnose(err error) fieldError {

@@ -2,6 +2,7 @@ package chat
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -23,6 +24,8 @@ func TestDecodeBody(t *testing.T) {
 		{"trailing space", "{\"content\":\"x\"} \n", false, ""},
 		{"truncated", `{"content":`, false, "json_invalid"},
 		{"fine", `{"content":"x"}`, false, ""},
+		{"a field name in another case", `{"Content":"x"}`, false, "extra_forbidden"},
+		{"a field name in capitals", `{"CONTENT":"x"}`, false, "extra_forbidden"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -41,6 +44,33 @@ func TestDecodeBody(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A nested field name must match exactly too, and the location names it.
+func TestDecodeBodyNestedNames(t *testing.T) {
+	type item struct {
+		Name string `json:"name"`
+	}
+	var v struct {
+		Items []item `json:"items"`
+		One   *item  `json:"one"`
+	}
+	for body, want := range map[string][]any{
+		`{"items":[{"name":"a"},{"Name":"b"}]}`: {"body", "items", 1, "Name"},
+		`{"one":{"NAME":"a"}}`:                  {"body", "one", "NAME"},
+	} {
+		err := decodeBody([]byte(body), &v, false)
+		var ae *apiError
+		if !errors.As(err, &ae) {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if got := ae.Details["errors"].([]fieldError)[0]; got.Type != "extra_forbidden" || fmt.Sprint(got.Loc) != fmt.Sprint(want) {
+			t.Errorf("%s: %+v, want extra_forbidden at %v", body, got, want)
+		}
+	}
+	if err := decodeBody([]byte(`{"items":[{"name":"a"}],"one":{"name":"b"}}`), &v, false); err != nil {
+		t.Errorf("exact names: %v", err)
 	}
 }
 
