@@ -12,17 +12,22 @@ import (
 // chunks and keeps the connection; a proxy in front that framed it by the
 // length would take the rest of the body for another request (request
 // smuggling), so the servers refuse it and close the connection.
+//
+// It reads the raw header lines: fasthttp's ContentLength is -1 for a
+// chunked body only until the body is read, and an empty one (the "0" chunk
+// a smuggled request follows) sets it to 0.
 func AmbiguousFraming(h *fasthttp.RequestHeader) bool {
-	if h.ContentLength() != -1 {
-		return false
-	}
+	var length, encoding bool
 	for line := range bytes.SplitSeq(h.RawHeaders(), []byte("\n")) {
 		name, _, ok := bytes.Cut(line, []byte(":"))
-		if ok && bytes.EqualFold(bytes.TrimSpace(name), []byte("Content-Length")) {
-			return true
+		if !ok {
+			continue
 		}
+		name = bytes.TrimSpace(name)
+		length = length || bytes.EqualFold(name, []byte("Content-Length"))
+		encoding = encoding || bytes.EqualFold(name, []byte("Transfer-Encoding"))
 	}
-	return false
+	return length && encoding
 }
 
 // ErrAmbiguousFraming is what Framed gives its refuse function.
