@@ -72,6 +72,9 @@ var (
 )
 
 func walkJSON(t reflect.Type, v any, loc []any, strict bool, errs *[]fieldError) {
+	if len(*errs) >= maxFieldErrors {
+		return // the answer shows no more
+	}
 	add := func(typ, msg string) {
 		*errs = append(*errs, fieldError{Loc: append([]any{}, loc...), Msg: msg, Type: typ})
 	}
@@ -103,6 +106,9 @@ func walkJSON(t reflect.Type, v any, loc []any, strict bool, errs *[]fieldError)
 			return
 		}
 		for i, x := range list {
+			if len(*errs) >= maxFieldErrors {
+				return
+			}
 			walkJSON(t.Elem(), x, append(append([]any{}, loc...), i), strict, errs)
 		}
 	case reflect.String:
@@ -143,6 +149,9 @@ func walkStruct(t reflect.Type, m map[string]any, loc []any, strict bool, errs *
 	}
 	sortStrings(keys)
 	for _, k := range keys {
+		if len(*errs) >= maxFieldErrors {
+			return
+		}
 		f, ok := fields[k]
 		sub := append(append([]any{}, loc...), k)
 		if !ok {
@@ -209,6 +218,9 @@ func listNull(body []byte) bool {
 }
 
 func walkNulls(t reflect.Type, v any, loc []any, errs *[]fieldError) {
+	if len(*errs) >= maxFieldErrors {
+		return
+	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -228,6 +240,9 @@ func walkNulls(t reflect.Type, v any, loc []any, errs *[]fieldError) {
 	case reflect.Slice:
 		list, _ := v.([]any)
 		for i, x := range list {
+			if len(*errs) >= maxFieldErrors {
+				return
+			}
 			at := append(append([]any{}, loc...), i)
 			if x == nil && t.Elem().Kind() == reflect.String {
 				*errs = append(*errs, fieldError{Loc: at, Msg: "Input should be a valid string", Type: "string_type"})

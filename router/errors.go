@@ -84,6 +84,7 @@ func internalError() *apiError { return newError(500, codeInternal, "Internal se
 // validationError builds the 400 of interface §7.1 from field errors.
 // A room-address error (interface §7.3) carries its own message.
 func validationError(errs ...fieldError) *apiError {
+	errs = errs[:min(len(errs), maxFieldErrors)]
 	e := newError(400, codeValidation, "Request validation failed").with("errors", errs)
 	for _, fe := range errs {
 		if isRoomMessage(fe.Msg) {
@@ -93,6 +94,10 @@ func validationError(errs ...fieldError) *apiError {
 	}
 	return e
 }
+
+// maxFieldErrors bounds details.errors: a body of a million wrong-typed
+// list items was answered with a million entries (95 MB for 2 MB).
+const maxFieldErrors = 50
 
 // fieldErr is a shorthand for one details.errors entry under the body.
 func fieldErr(typ, msg string, loc ...any) fieldError {

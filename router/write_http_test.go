@@ -198,6 +198,28 @@ func TestWriteHTTP(t *testing.T) {
 		}
 	})
 
+	// details.errors is bounded: one entry per wrong item or unknown key
+	// made a reply 47 times the size of its body.
+	t.Run("at most 50 errors", func(t *testing.T) {
+		nums := make([]int, 5000)
+		extra := map[string]any{"content": "x"}
+		for i := range 5000 {
+			extra[fmt.Sprintf("k%d", i)] = i
+		}
+		for name, body := range map[string]any{
+			"5,000 numeric concepts": map[string]any{"content": "x", "concepts": nums},
+			"5,000 unknown fields":   extra,
+			"5,000 null concepts":    `{"content":"x","concepts":[` + strings.TrimSuffix(strings.Repeat("null,", 5000), ",") + `]}`,
+		} {
+			r := ts.do("POST", "/memory/write", ts.Key, body)
+			mustStatus(t, r, 400)
+			details, _ := r.Body["details"].(map[string]any)
+			if errs, _ := details["errors"].([]any); len(errs) == 0 || len(errs) > 50 {
+				t.Errorf("%s: %d errors in %d bytes", name, len(errs), len(r.Raw))
+			}
+		}
+	})
+
 	t.Run("secret: external_ref", func(t *testing.T) {
 		for _, ref := range []string{"secret:db", "secret:", "secret:" + strings.Repeat("x", 300)} {
 			r := ts.do("POST", "/memory/write", ts.Key, map[string]any{"content": "looks like a vault write", "external_ref": ref})
