@@ -80,7 +80,7 @@ func serve(args []string) error {
 	}
 	defer handoff() // on a failed start; a handoff acts once
 	defer handoffChat()
-	stopMetrics, metricsErr := serveMetrics(ls.metrics)
+	stopMetrics, metricsErr := serveMetrics(ls.metrics, log)
 	defer stopMetrics()
 	existing := cluster.HoldsState(cfg.DataDir)
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -155,15 +155,41 @@ func stoppedOr(stop context.Context, log *slog.Logger, err error) error {
 // serveMetrics serves /metrics on ln (nil: off) from the start, so a
 // scrape during a restart's restore is answered; the channel carries the
 // server's Serve error.
-func serveMetrics(ln net.Listener) (stop func(), errc <-chan error) {
+func serveMetrics(ln net.Listener, log *slog.Logger) (stop func(), errc <-chan error) {
 	ch := make(chan error, 1)
 	if ln == nil {
 		return func() {}, ch
 	}
-	msrv := &fasthttp.Server{Handler: metricsOnly(router.MetricsHandler()), NoDefaultServerHeader: true}
+	msrv := newMetricsServer(log)
 	go func() { ch <- msrv.Serve(ln) }()
-	return func() { _ = msrv.Shutdown() }, ch
+	return func() {
+		// A client that holds a request half sent must not hold the stop.
+		ctx, cancel := context.WithTimeout(context.Background(), metricsStopWait)
+		defer cancel()
+		_ = msrv.ShutdownWithContext(ctx)
+	}, ch
 }
+
+// newMetricsServer is the --metrics-addr listener's server: bounded like
+// the REST one (a slow or endless request held its connection and memory
+// for ever, and a stop waited for it), GET bodies only, and its errors
+// quoting no request bytes (a scraper's Authorization header was logged).
+func newMetricsServer(log *slog.Logger) *fasthttp.Server {
+	return &fasthttp.Server{
+		Handler:               metricsOnly(router.MetricsHandler()),
+		MaxRequestBodySize:    4 << 10,
+		ReadTimeout:           10 * time.Second,
+		WriteTimeout:          30 * time.Second,
+		IdleTimeout:           60 * time.Second,
+		NoDefaultServerHeader: true,
+		SecureErrorLogMessage: true,
+		Logger:                ratelimit.ConnErrors(log.Handler()),
+	}
+}
+
+// metricsStopWait bounds how long a stop waits for the metrics listener's
+// open requests.
+const metricsStopWait = 5 * time.Second
 
 // metricsOnly answers GET /metrics with h and anything else 404.
 func metricsOnly(h fasthttp.RequestHandler) fasthttp.RequestHandler {
