@@ -46,6 +46,13 @@ func TestAdminHTTP(t *testing.T) {
 		if cpu.Status != 200 || len(cpu.Raw) < 2 || cpu.Raw[0] != 0x1f || cpu.Raw[1] != 0x8b {
 			t.Fatalf("CPU profile %d: %.60q", cpu.Status, cpu.Raw)
 		}
+		// A profile runs to its end even when its client left: seconds is
+		// bounded (seconds=100000 blocked every CPU profile for 28 hours).
+		for _, q := range []string{"profile?seconds=100000", "profile?seconds=0", "trace?seconds=x", "heap?seconds=301"} {
+			if r := ts.admin("GET", "/admin/v1/debug/pprof/"+q, nil); r.Status != 400 || !strings.Contains(string(r.Raw), "VALIDATION_ERROR") {
+				t.Errorf("%s answers %d: %.100s", q, r.Status, r.Raw)
+			}
+		}
 		if r := ts.admin("GET", "/admin/v1/debug/pprof/nosuch", nil); r.Status != 404 {
 			t.Errorf("unknown profile answers %d", r.Status)
 		}

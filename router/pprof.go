@@ -1,7 +1,9 @@
 package router
 
 import (
+	"fmt"
 	"net/http/pprof"
+	"strconv"
 	"strings"
 
 	frouter "github.com/fasthttp/router"
@@ -35,6 +37,9 @@ func (s *Server) pprofHandler() fasthttp.RequestHandler {
 	return s.admin(func(c *call) error {
 		name := c.param("name")
 		name = strings.TrimPrefix(name, "/")
+		if err := checkProfileSeconds(c.ctx.QueryArgs()); err != nil {
+			return err
+		}
 		if handle, ok := handlers[name]; ok {
 			handle(c.ctx)
 			return nil
@@ -44,4 +49,23 @@ func (s *Server) pprofHandler() fasthttp.RequestHandler {
 		fasthttpadaptor.NewFastHTTPHandler(pprof.Handler(name))(c.ctx)
 		return nil
 	})
+}
+
+// maxProfileSeconds bounds ?seconds=: a profile runs to its end even when
+// its client has gone, and CPU profiles run one at a time, so seconds=100000
+// refused every later one for 28 hours.
+const maxProfileSeconds = 300
+
+// checkProfileSeconds refuses a seconds parameter that is not a whole
+// number from 1 to maxProfileSeconds.
+func checkProfileSeconds(args *fasthttp.Args) *apiError {
+	if !args.Has("seconds") {
+		return nil
+	}
+	n, err := strconv.Atoi(string(args.Peek("seconds")))
+	if err != nil || n < 1 || n > maxProfileSeconds {
+		return validationError(fieldError{Loc: []any{"query", "seconds"},
+			Msg: fmt.Sprintf("seconds must be a whole number from 1 to %d", maxProfileSeconds), Type: "value_error"})
+	}
+	return nil
 }
