@@ -117,6 +117,9 @@ func (s *Server) mcpPost(c *call) error {
 	case r.StatusCode() == fasthttp.StatusBadRequest && bytes.HasPrefix(ct, []byte("text/plain")):
 		r.SetBody(mcptools.FromSDKText(string(r.Body()), c.ctx.PostBody()))
 		r.Header.SetContentType("application/json")
+	case r.StatusCode() >= 400 && r.StatusCode() < 500 && bytes.HasPrefix(ct, []byte("text/plain")):
+		r.SetBody(mcptools.HTTPRefusal(r.StatusCode(), c.ctx.PostBody()))
+		r.Header.SetContentType("application/json")
 	case bytes.HasPrefix(ct, []byte("application/json")):
 		// Errors the SDK words itself (code 0, its Go types, the input
 		// echoed) are answered as hebb mcp answers them on stdio.

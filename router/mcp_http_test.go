@@ -588,6 +588,28 @@ func TestMCPRemoteScopesAndKeys(t *testing.T) {
 			t.Errorf("%s: %v", body, got)
 		}
 	}
+	// The SDK's other plain-text refusals (415 for a body not sent as JSON,
+	// 406 for an Accept without both types) are answered in JSON-RPC too.
+	for name, hdr := range map[string][2]string{
+		"text/plain body":  {"text/plain", "application/json, text/event-stream"},
+		"Accept text/html": {"application/json", "text/html"},
+	} {
+		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(listTools))
+		req.Header.Set("Content-Type", hdr[0])
+		req.Header.Set("Accept", hdr[1])
+		req.Header.Set("Authorization", "Bearer "+ts.Key)
+		res, err := testHTTP.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&got)
+		_ = res.Body.Close()
+		if res.StatusCode < 400 || res.Header.Get("Content-Type") != "application/json" || got["jsonrpc"] != "2.0" ||
+			got["id"] != 1.0 || obj(got["error"])["code"] != -32600.0 {
+			t.Errorf("%s: %d %q %v", name, res.StatusCode, res.Header.Get("Content-Type"), got)
+		}
+	}
 	// A REST error reaches the tool with its code and message.
 	st, _, body = mcpRaw(t, ts.URL, ts.Key, toolCall("memory_read", `{"query":"x","top_k":501}`))
 	result := obj(body["result"])

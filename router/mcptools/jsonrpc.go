@@ -91,6 +91,21 @@ func FromSDKText(text string, msg []byte) []byte {
 	return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", "the message was refused")
 }
 
+// HTTPRefusal is the JSON-RPC error response to msg for a plain-text
+// refusal of the SDK's HTTP handler other than 400 (415 for a body not sent
+// as JSON, 406 for an Accept without JSON and event streams): -32600 with a
+// reason of our own words for status.
+func HTTPRefusal(status int, msg []byte) []byte {
+	why := "the request was refused"
+	switch status {
+	case 415:
+		why = "the body must be sent with Content-Type: application/json"
+	case 406:
+		why = "Accept must list application/json and text/event-stream"
+	}
+	return errorResponse(IDOf(bytes.TrimSpace(msg)), jsonrpc.CodeInvalidRequest, "Invalid Request", why)
+}
+
 // InUse is the error response to a request whose id a request still in
 // progress has (the SDK drops such a request without an answer). Its id is
 // null: an answer under the id would be taken for the first request's.
