@@ -591,11 +591,14 @@ func TestMCPRemoteScopesAndKeys(t *testing.T) {
 	// The SDK's other plain-text refusals (415 for a body not sent as JSON,
 	// 406 for an Accept without both types) are answered in JSON-RPC too.
 	for name, hdr := range map[string][2]string{
+		"no Content-Type":  {"", "application/json, text/event-stream"},
 		"text/plain body":  {"text/plain", "application/json, text/event-stream"},
 		"Accept text/html": {"application/json", "text/html"},
 	} {
 		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(listTools))
-		req.Header.Set("Content-Type", hdr[0])
+		if hdr[0] != "" {
+			req.Header.Set("Content-Type", hdr[0])
+		}
 		req.Header.Set("Accept", hdr[1])
 		req.Header.Set("Authorization", "Bearer "+ts.Key)
 		res, err := testHTTP.Do(req)
