@@ -157,7 +157,7 @@ func (c *Config) Check() error {
 		flag string
 	}{
 		{!(c.Rate >= 0) || c.Rate > maxRate || (c.Rate > 0 && c.Rate < minRate), fmt.Sprintf("--rate must be 0 (closed loop) or %g to %g per second", minRate, maxRate)},
-		{c.Duration < minDuration, "--duration must be at least 1s"},
+		{c.Duration < minDuration, "--duration must be at least 100ms"},
 		{c.Concurrency < 1, "--concurrency must be at least 1"},
 		{c.Size < 0, "--size must be 0 or more"},
 		{c.Batch < 1 || c.Batch > 500, "--batch must be 1 to 500"},
@@ -184,8 +184,8 @@ func (c *Config) runsKernels() bool {
 
 // minDuration is the shortest load phase: in a shorter one nothing may
 // complete (1ns ran no request, and the plot of nothing panicked) and the
-// server's CPU counter, in 10 ms ticks, says nothing.
-const minDuration = time.Second
+// server's CPU counter, in 10 ms ticks, says little.
+const minDuration = 100 * time.Millisecond
 
 // minRate is the slowest open loop: one request in ~3 hours (slower rates
 // overflowed the slot times).

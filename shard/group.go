@@ -333,14 +333,41 @@ func bootstrapIfNew(rc *raft.Config, logs raft.LogStore, store *raftboltdb.BoltS
 	if err != nil {
 		return fmt.Errorf("cannot inspect existing state: %w", err)
 	}
-	if exists {
-		return nil
-	}
 	conf := raft.Configuration{Servers: []raft.Server{
 		{Suffrage: raft.Voter, ID: rc.LocalID, Address: trans.LocalAddr()},
 	}}
-	if err := raft.BootstrapCluster(rc, logs, store, snaps, trans, conf); err != nil {
-		return fmt.Errorf("cannot bootstrap: %w", err)
+	if !exists {
+		if err := raft.BootstrapCluster(rc, logs, store, snaps, trans, conf); err != nil {
+			return fmt.Errorf("cannot bootstrap: %w", err)
+		}
+		return nil
+	}
+	return finishBootstrap(logs, snaps, conf)
+}
+
+// finishBootstrap completes a bootstrap cut short between its two writes:
+// raft.BootstrapCluster stores the current term, then the configuration
+// entry, each its own transaction, and a kill between them left a group
+// with a term and nothing else. Raft counts that as existing state, so the
+// group never bootstrapped again and never had a voter ("no known peers"),
+// and the node never became ready. Only a bootstrapping node gets here: a
+// group without a log entry or a snapshot then has never had a
+// configuration, and its one voter is this node.
+func finishBootstrap(logs raft.LogStore, snaps raft.SnapshotStore, conf raft.Configuration) error {
+	last, err := logs.LastIndex()
+	if err != nil {
+		return fmt.Errorf("cannot inspect existing state: %w", err)
+	}
+	list, err := snaps.List()
+	if err != nil {
+		return fmt.Errorf("cannot inspect existing state: %w", err)
+	}
+	if last > 0 || len(list) > 0 {
+		return nil
+	}
+	entry := &raft.Log{Index: 1, Term: 1, Type: raft.LogConfiguration, Data: raft.EncodeConfiguration(conf)}
+	if err := logs.StoreLog(entry); err != nil {
+		return fmt.Errorf("cannot finish an interrupted bootstrap: %w", err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -374,5 +375,34 @@ func TestDataDirLockedByAnotherNode(t *testing.T) {
 	// The failed start released the group id.
 	if _, err := b.StartGroup(GroupConfig{ID: 0}, newKV()); err == nil || errors.Is(err, ErrGroupStarted) {
 		t.Fatalf("second attempt: %v, want a lock error", err)
+	}
+}
+
+// A bootstrap cut short after its first write (the current term, before the
+// configuration entry) is finished by the next bootstrapping start: the
+// group used to have state but no voter ("no known peers") for ever.
+func TestBootstrapInterruptedAfterTerm(t *testing.T) {
+	dir := t.TempDir()
+	gdir := filepath.Join(dir, "raft", "group-2")
+	if err := os.MkdirAll(gdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	store, err := openLogStore(filepath.Join(gdir, "raft.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SetUint64([]byte("CurrentTerm"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n := newTestNode(t, "n1", dir)
+	g := startGroup(t, n, GroupConfig{ID: 2, Bootstrap: true}, newKV())
+	if err := g.WaitLeader(testCtx(t)); err != nil {
+		t.Fatalf("WaitLeader after an interrupted bootstrap: %v", err)
+	}
+	if r := propose(t, g, "a=1"); r.Prev != "" {
+		t.Fatalf("first write %+v", r)
 	}
 }
