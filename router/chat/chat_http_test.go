@@ -426,6 +426,8 @@ func TestOIDCSignInFlow(t *testing.T) {
 	}{
 		{"foreign callback", map[string]any{"callbackURL": "https://evil.example/x"}, 400},
 		{"protocol-relative callback", map[string]any{"callbackURL": "//evil.example/x"}, 400},
+		{"a tab in the callback", map[string]any{"callbackURL": "/\t/evil.example"}, 400},
+		{"a line break in the callback", map[string]any{"callbackURL": "/x\r\nSet-Cookie: a=b"}, 400},
 		{"unknown provider", map[string]any{"providerId": "github"}, 400},
 		{"unknown field", map[string]any{"scopes": "all"}, 400},
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/hebbdb/hebb/cluster"
@@ -87,6 +88,12 @@ func (s *Server) checkRedirect(v *validator, field string, raw *string) string {
 		return ""
 	}
 	r := *raw
+	// Browsers drop tabs and line breaks from a URL ("/\t/x" is "//x"), and
+	// a line break in Location would split the header: no control bytes.
+	if strings.IndexFunc(r, unicode.IsControl) >= 0 {
+		v.add("value_error", "Input should be a relative path or a URL on a trusted origin", "body", field)
+		return ""
+	}
 	if strings.HasPrefix(r, "/") && !strings.HasPrefix(r, "//") && !strings.HasPrefix(r, "/\\") {
 		return s.cfg.PublicURL + r
 	}
