@@ -156,32 +156,31 @@ func spills(l *raft.Log) bool {
 func (b *blobLog) StoreLog(l *raft.Log) error { return b.StoreLogs([]*raft.Log{l}) }
 
 // StoreLogs writes the large commands' data to segments, syncs them, then
-// stores the entries with references in their place, and the other
-// commands sealed with their checksum (sealInline). The caller's entries
-// are not modified (raft's log cache keeps them).
+// stores the entries, each with data sealed (sealEntry) around its data or
+// its reference. The caller's entries are not modified (raft's log cache
+// keeps them).
 func (b *blobLog) StoreLogs(logs []*raft.Log) error {
 	b.wmu.Lock()
 	defer b.wmu.Unlock()
 	stored := slices.Clone(logs)
 	var dirty []*segment
 	for i, l := range logs {
-		if !spills(l) {
-			if seals(l) {
-				c := *l
-				c.Data = sealInline(l.Data)
-				stored[i] = &c
-			}
+		if len(l.Data) == 0 {
 			continue
 		}
-		ref, seg, err := b.append(l)
-		if err != nil {
-			return err
-		}
-		if len(dirty) == 0 || dirty[len(dirty)-1] != seg {
-			dirty = append(dirty, seg)
+		payload := l.Data
+		if spills(l) {
+			ref, seg, err := b.append(l)
+			if err != nil {
+				return err
+			}
+			if len(dirty) == 0 || dirty[len(dirty)-1] != seg {
+				dirty = append(dirty, seg)
+			}
+			payload = ref
 		}
 		c := *l
-		c.Data = ref
+		c.Data = sealEntry(l, payload)
 		stored[i] = &c
 	}
 	for _, seg := range dirty {
@@ -237,21 +236,14 @@ func (b *blobLog) GetLog(idx uint64, l *raft.Log) error {
 	if err := b.LogStore.GetLog(idx, l); err != nil {
 		return err
 	}
-	if l.Type != raft.LogCommand || len(l.Data) == 0 {
+	ref, err := unseal(l)
+	if err != nil {
+		return fmt.Errorf("cannot read log entry %d: %w", idx, err)
+	}
+	if ref == nil {
 		return nil
 	}
-	if l.Data[0] == sumMarker {
-		data, err := openInline(l.Data)
-		if err != nil {
-			return fmt.Errorf("cannot read log entry %d: %w", idx, err)
-		}
-		l.Data = data
-		return nil
-	}
-	if l.Data[0] != blobMarker {
-		return nil // written before entries were sealed
-	}
-	data, err := b.resolve(l.Data)
+	data, err := b.resolve(ref)
 	if errors.Is(err, errNoSegment) {
 		// Deleted by a DeleteRange since the entry was read?
 		if first, ferr := b.LogStore.FirstIndex(); ferr == nil && (first == 0 || idx < first) {
@@ -263,6 +255,29 @@ func (b *blobLog) GetLog(idx uint64, l *raft.Log) error {
 	}
 	l.Data = data
 	return nil
+}
+
+// unseal checks and strips the seal of l as stored, in any of the forms
+// binaries have written, and returns the segment reference that holds its
+// data, if any.
+func unseal(l *raft.Log) (ref []byte, err error) {
+	switch {
+	case len(l.Data) == 0:
+		return nil, nil
+	case l.Data[0] == entryMarker:
+		if l.Data, err = openEntry(l); err != nil {
+			return nil, err
+		}
+	case l.Type != raft.LogCommand:
+		return nil, nil // stored before every entry was sealed
+	case l.Data[0] == sumMarker:
+		l.Data, err = openInline(l.Data)
+		return nil, err
+	}
+	if l.Type == raft.LogCommand && len(l.Data) > 0 && l.Data[0] == blobMarker {
+		return l.Data, nil
+	}
+	return nil, nil
 }
 
 // resolve reads and checks the data a reference points to.

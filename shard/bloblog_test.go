@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -102,14 +103,20 @@ func TestBlobLogRoundTrip(t *testing.T) {
 	}
 	checkEntries(t, b, logs)
 
-	// In bbolt, the large commands and the marked one are references; the
-	// rest are stored as they are.
+	// In bbolt, every entry with data is sealed; the large commands and the
+	// marked one around a reference, the rest around their data.
 	for _, l := range logs {
 		var raw raft.Log
 		if err := store.GetLog(l.Index, &raw); err != nil {
 			t.Fatal(err)
 		}
-		ref := len(raw.Data) > 0 && raw.Data[0] == blobMarker && !bytes.Equal(raw.Data, l.Data)
+		if len(l.Data) == 0 {
+			continue
+		}
+		if len(raw.Data) < 6 || raw.Data[0] != entryMarker {
+			t.Fatalf("entry %d (%d bytes, type %v) stored unsealed: %.20q", l.Index, len(l.Data), l.Type, raw.Data)
+		}
+		ref := raw.Data[5] == blobMarker && !bytes.Equal(raw.Data[5:], l.Data)
 		if ref != spills(l) {
 			t.Fatalf("entry %d (%d bytes, type %v): stored as a reference %v", l.Index, len(l.Data), l.Type, ref)
 		}
@@ -410,37 +417,60 @@ func TestTruncatedRaftDB(t *testing.T) {
 	restartsFromSnapshot(t, dir)
 }
 
-// Small commands are stored sealed with a checksum: a byte changed in bbolt
-// is an error on reading, not a different command; entries stored before
-// sealing read as they are.
-func TestBlobLogSealsSmallCommands(t *testing.T) {
+// Entries are stored sealed with a checksum of their type, index, term and
+// data: a bit changed in bbolt, in the data or in the type (a command read
+// as a no-op lost an acknowledged write), is an error on reading, not a
+// different entry; entries stored by earlier binaries read as they are.
+func TestBlobLogSealsEntries(t *testing.T) {
 	b, store := openTestBlobLog(t, t.TempDir())
 	small := &raft.Log{Index: 1, Term: 1, Type: raft.LogCommand, Data: []byte("k=v")}
-	if err := b.StoreLog(small); err != nil {
+	large := &raft.Log{Index: 2, Term: 1, Type: raft.LogCommand, Data: payload(2, blobMinBytes)}
+	conf := &raft.Log{Index: 3, Term: 1, Type: raft.LogConfiguration, Data: raft.EncodeConfiguration(raft.Configuration{
+		Servers: []raft.Server{{Suffrage: raft.Voter, ID: "n1", Address: "127.0.0.1:1"}}})}
+	if err := b.StoreLogs([]*raft.Log{small, large, conf}); err != nil {
 		t.Fatal(err)
 	}
-	var raw raft.Log
-	if err := store.GetLog(1, &raw); err != nil {
-		t.Fatal(err)
+	checkEntries(t, b, []*raft.Log{small, large, conf})
+	for _, tc := range []struct {
+		name   string
+		idx    uint64
+		change func(l *raft.Log)
+	}{
+		{"a bit of the data", 1, func(l *raft.Log) { l.Data[len(l.Data)-1] ^= 0x01 }},
+		{"the type of a command", 1, func(l *raft.Log) { l.Type = raft.LogNoop }},
+		{"the type of a large command", 2, func(l *raft.Log) { l.Type = raft.LogBarrier }},
+		{"the term", 3, func(l *raft.Log) { l.Term = 3 }},
+	} {
+		var raw raft.Log
+		if err := store.GetLog(tc.idx, &raw); err != nil {
+			t.Fatal(err)
+		}
+		if len(raw.Data) == 0 || raw.Data[0] != entryMarker {
+			t.Fatalf("%s: entry %d stored as %.20q, want it sealed", tc.name, tc.idx, raw.Data)
+		}
+		kept := raw
+		raw.Data = bytes.Clone(raw.Data)
+		tc.change(&raw) // changed on the disk
+		if err := store.StoreLog(&raw); err != nil {
+			t.Fatal(err)
+		}
+		var got raft.Log
+		if err := b.GetLog(tc.idx, &got); !errors.Is(err, errBadBlob) {
+			t.Errorf("%s: GetLog gave %v (type %v, data %.20q), want errBadBlob", tc.name, err, got.Type, got.Data)
+		}
+		if err := store.StoreLog(&kept); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if len(raw.Data) == 0 || raw.Data[0] != sumMarker {
-		t.Fatalf("stored as %q, want it sealed", raw.Data)
-	}
-	checkEntries(t, b, []*raft.Log{small})
 
-	raw.Data = bytes.Clone(raw.Data)
-	raw.Data[len(raw.Data)-1] ^= 0x01 // one bit flipped on the disk
-	if err := store.StoreLog(&raw); err != nil {
+	// As earlier binaries stored them: unsealed, and sealed around the data.
+	old := &raft.Log{Index: 4, Term: 1, Type: raft.LogCommand, Data: []byte{1, 2, 3}}
+	inline := &raft.Log{Index: 5, Term: 1, Type: raft.LogCommand, Data: []byte("k=w")}
+	sum := crc32.Checksum(inline.Data, crcTable)
+	stored := *inline
+	stored.Data = append([]byte{sumMarker, byte(sum >> 24), byte(sum >> 16), byte(sum >> 8), byte(sum)}, inline.Data...)
+	if err := store.StoreLogs([]*raft.Log{old, &stored}); err != nil {
 		t.Fatal(err)
 	}
-	var got raft.Log
-	if err := b.GetLog(1, &got); !errors.Is(err, errBadBlob) {
-		t.Fatalf("GetLog of a changed entry: %v (data %q), want errBadBlob", err, got.Data)
-	}
-
-	old := &raft.Log{Index: 2, Term: 1, Type: raft.LogCommand, Data: []byte{1, 2, 3}}
-	if err := store.StoreLog(old); err != nil { // as an earlier binary stored it
-		t.Fatal(err)
-	}
-	checkEntries(t, b, []*raft.Log{old})
+	checkEntries(t, b, []*raft.Log{old, inline})
 }
