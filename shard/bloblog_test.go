@@ -2,6 +2,7 @@ package shard
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -473,4 +474,70 @@ func TestBlobLogSealsEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEntries(t, b, []*raft.Log{old, inline})
+}
+
+// A raft.db with a damaged page (here a branch element pointing far past
+// the file) is refused with an error naming it and what to do: bbolt
+// panicked while walking its pages at open, at every start.
+func TestDamagedRaftDBRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "raft.db")
+	st, err := openLogStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs []*raft.Log
+	for i := 1; i <= 3000; i++ {
+		logs = append(logs, &raft.Log{Index: uint64(i), Term: 1, Type: raft.LogCommand, Data: make([]byte, 200)})
+	}
+	if err := st.StoreLogs(logs); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := false
+	for off := 2 * 4096; off+4096 <= len(b) && !damaged; off += 4096 {
+		if binary.LittleEndian.Uint16(b[off+8:]) == 0x01 { // a branch page: its first element's page id
+			binary.LittleEndian.PutUint64(b[off+16+8:], 1<<40)
+			damaged = true
+		}
+	}
+	if !damaged {
+		t.Fatal("no branch page to damage")
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err = openLogStore(path)
+	if err == nil {
+		st.Close()
+		t.Fatal("a damaged raft.db opened")
+	}
+	if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), "move it aside") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+// A group whose every snapshot fails to load is refused with what to do:
+// raft's own words named no file and no way forward.
+func TestDamagedSnapshotRefusedWithAdvice(t *testing.T) {
+	dir := t.TempDir()
+	gdir := groupAfterSnapshot(t, dir, 5, 10)
+	states, err := filepath.Glob(filepath.Join(gdir, "snapshots", "*", "state.bin"))
+	if err != nil || len(states) == 0 {
+		t.Fatalf("snapshots %v, %v", states, err)
+	}
+	for _, s := range states {
+		if err := os.WriteFile(s, []byte("not a snapshot"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = newTestNode(t, "n1", dir).StartGroup(lostLogCfg, newKV())
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(gdir, "snapshots")) || !strings.Contains(err.Error(), "move the damaged") {
+		t.Fatalf("StartGroup with every snapshot damaged: %v", err)
+	}
 }

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -204,6 +206,11 @@ func openGroup(n *Node, cfg GroupConfig, sm StateMachine) (g *Group, err error) 
 	stable := &stableStore{s: store, done: done, log: log}
 	failing := new(atomic.Bool)
 	r, err := newRaft(rc, fsm, markedLogs{logs, failing}, stable, sizedStore{cleanStore{snaps, dir}}, trans)
+	if err != nil && strings.Contains(err.Error(), "failed to load any existing snapshots") {
+		return nil, fmt.Errorf("cannot start raft: %w; every snapshot in %s failed to load: move the damaged "+
+			"ones aside (a start then replays the log from its first entry, and refuses with its own advice "+
+			"when the log no longer reaches back that far), or restore them from a backup", err, filepath.Join(dir, "snapshots"))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot start raft: %w", err)
 	}
@@ -307,8 +314,19 @@ func (g *Group) CaughtUp() bool {
 // (or node) holds. A variable so tests can shorten it.
 var boltLockTimeout = 5 * time.Second
 
-// openLogStore opens the raft log and stable store, fsync on.
-func openLogStore(path string) (*raftboltdb.BoltStore, error) {
+// openLogStore opens the raft log and stable store, fsync on. A damaged
+// page panics inside bbolt as it walks the pages at open (or faults its
+// mapped read): that is an error naming the file and what to do, not a
+// stack trace that repeats at every start.
+func openLogStore(path string) (st *raftboltdb.BoltStore, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			st, err = nil, fmt.Errorf("%s is damaged (bbolt: %v); restore it from a backup, or move it aside to "+
+				"restart this group from its last snapshot (writes after that snapshot are then lost on this node; "+
+				"in a cluster its other replicas still hold them)", path, r)
+		}
+	}()
 	opts := *bbolt.DefaultOptions
 	opts.Timeout = boltLockTimeout
 	// The log's pages are freed as snapshots truncate it, so a group that
@@ -318,7 +336,7 @@ func openLogStore(path string) (*raftboltdb.BoltStore, error) {
 	// 100 ms of access counts); instead it is rebuilt when the file opens.
 	opts.NoFreelistSync = true
 	opts.FreelistType = bbolt.FreelistMapType
-	st, err := raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &opts, NoSync: false})
+	st, err = raftboltdb.New(raftboltdb.Options{Path: path, BoltOptions: &opts, NoSync: false})
 	if errors.Is(err, bbolt.ErrTimeout) { // bbolt's file lock
 		return nil, fmt.Errorf("%s is locked: another process (a hebb serve on the same --data-dir?) holds it: %w", path, err)
 	}

@@ -93,7 +93,13 @@ func FileRing(dataDir string) (*Ring, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the vault key file: %w", err)
 	}
-	return Parse(string(b))
+	r, err := Parse(string(b))
+	if err != nil {
+		// Name the file: the same words come from a bad HEBB_VAULT_KEY.
+		return nil, fmt.Errorf("%s: %w (restore the file from a backup, or set HEBB_VAULT_KEY)",
+			filepath.Join(dataDir, KeyFile), err)
+	}
+	return r, nil
 }
 
 // Load returns the ring from env (HEBB_VAULT_KEY) when set, else from the

@@ -98,6 +98,25 @@ func TestLoadUnreadableKeyFile(t *testing.T) {
 	}
 }
 
+// A key file that does not parse (truncated) is refused naming the file.
+func TestLoadDamagedKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := Load("", dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, KeyFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b[:len(b)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, created, err := Load("", dir); err == nil || created || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Load of a truncated key file: created %v, %v", created, err)
+	}
+}
+
 // A key opens what it sealed whatever id it goes by: a key ring names a key
 // by the id it is given, and the same 32 bytes come with several (k1 in the
 // key file, k0 bare in HEBB_VAULT_KEY, any name in an operator's ring).
