@@ -183,6 +183,9 @@ func (c *Cluster) ProposeMeta(ctx context.Context, cmd []byte) (any, error) {
 			c.log.Warn("meta write committed; the local replica may lag", "err", berr)
 		}
 	}
+	if err == nil && len(cmd) > 0 && restricts[cmd[0]] {
+		c.spreadMeta(ctx)
+	}
 	return out, err
 }
 

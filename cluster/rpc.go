@@ -28,6 +28,7 @@ const (
 	opChatWatch  = "chatwatch"
 	opConfig     = "config"
 	opSelf       = "self"
+	opSync       = "sync"
 )
 
 type rpcRequest struct {
@@ -252,6 +253,8 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 		resp.Index, err = g.LeaderReadIndex(ctx)
 	case opApplied:
 		resp.Index = g.AppliedIndex()
+	case opSync:
+		err = c.barrier(ctx, g)
 	case opLeader:
 		if c.hosts(g) {
 			resp.Leader.NodeID, resp.Leader.RaftAddr = g.Leader()

@@ -21,7 +21,7 @@ import (
 
 // idempotent lists the ops that may be sent twice.
 var idempotent = map[string]bool{
-	opReadIndex: true, opApplied: true, opLeader: true, opConfig: true, opSelf: true,
+	opReadIndex: true, opApplied: true, opLeader: true, opConfig: true, opSelf: true, opSync: true,
 	opRoomsOf: true, opChatRooms: true, opInRoom: true, opChatWatch: true,
 }
 

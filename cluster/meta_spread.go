@@ -1,0 +1,45 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// restricts lists the meta commands that take access away: a key revoked,
+// an org's plan or settings changed, sessions, grants or a member ended.
+// Every node authenticates from its own replica of the meta group, which
+// applies a committed command a few milliseconds after the leader (once
+// 0.9 s): a revoked key kept working through the other nodes after the
+// revocation answered (a cluster audit stored writes with it). So such a
+// write answers only once every other live node has applied it.
+var restricts = map[byte]bool{
+	cmdRevokeKey: true, cmdUpdateSettings: true, cmdChatRevokeSessions: true,
+	cmdConsoleSetRole: true, cmdConsoleSignOut: true, cmdConsoleSetPassword: true, cmdConsoleCancelInvite: true,
+	cmdOAuthRevoke: true,
+}
+
+// metaSpreadWait bounds the wait for the other nodes: one that does not
+// confirm by then (unreachable, stopping) is logged, and the write answers.
+const metaSpreadWait = 3 * time.Second
+
+// spreadMeta returns once every other live node's meta replica has applied
+// every command committed before the call (each runs a read barrier), or
+// metaSpreadWait has passed.
+func (c *Cluster) spreadMeta(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, metaSpreadWait)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, st := range c.members.snapshot() {
+		if st.status != StatusAlive || st.info.NodeID == c.cfg.NodeID || st.info.RaftAddr == "" {
+			continue
+		}
+		wg.Go(func() {
+			if _, err := c.call(ctx, st.info.RaftAddr, &rpcRequest{Op: opSync, Group: c.metaG.ID()}); err != nil {
+				c.log.Warn("a meta write that takes access away may not be in effect on a node yet",
+					"node", st.info.NodeID, "err", err)
+			}
+		})
+	}
+	wg.Wait()
+}

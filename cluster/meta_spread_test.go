@@ -1,0 +1,52 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// A key revocation answers only once every other node's meta replica has
+// applied it: each node authenticates from its own replica, and the revoked
+// key was still accepted through the others for a few milliseconds.
+func TestRevocationInEffectEverywhereWhenAnswered(t *testing.T) {
+	nodes := startNodes(t, 0, "n1", "n2", "n3")
+	waitUntil(t, "three meta replicas", func() bool {
+		v, nv, err := nodes[0].metaG.Voters()
+		return err == nil && len(v)+len(nv) == 3
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	at := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+	if _, err := nodes[0].ProposeMeta(ctx, EncodeCreateOrg(CreateOrg{OrgID: "org_a", Name: "A", CreatedAt: at})); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		raw := "mk_live_" + string(rune('a'+i)) + "bcdefghijklmnopqrstuvwxyz012345"
+		key, err := NewKeyRecord(raw, "org_a", "t", at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nodes[0].ProposeMeta(ctx, EncodeCreateKey(CreateKey{NewKey: key})); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, "the key on every node", func() bool {
+			for _, n := range nodes {
+				if _, _, err := n.Meta().Authenticate(raw); err != nil {
+					return false
+				}
+			}
+			return true
+		})
+		via := nodes[i%3]
+		if _, err := via.ProposeMeta(ctx, EncodeRevokeKey(RevokeKey{KeyID: key.KeyID, At: at})); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes {
+			if _, _, err := n.Meta().Authenticate(raw); !errors.Is(err, ErrRevokedKey) {
+				t.Fatalf("revocation %d through %s: %s still authenticates the key (%v)", i, via.cfg.NodeID, n.cfg.NodeID, err)
+			}
+		}
+	}
+}
