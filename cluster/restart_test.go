@@ -360,3 +360,57 @@ func TestDrainedNodeStopsCampaigning(t *testing.T) {
 		}
 	}
 }
+
+// A node that does not come back after the cluster restarts is still
+// listed, as dead: gossip never saw it, and it was in no node's list
+// although a voter and a replica of every group.
+func TestRestartWithoutOneNodeListsIt(t *testing.T) {
+	t.Parallel()
+	ids := []string{"u1", "u2", "u3"}
+	cfgs := make([]Config, len(ids))
+	nodes := make([]*Cluster, len(ids))
+	for i, id := range ids {
+		cfgs[i] = testConfig(t, id)
+		cfgs[i].RaftAddr = freeLoopbackAddr(t)
+		cfgs[i].DeadGrace = time.Minute // nothing is replaced meanwhile
+		if i > 0 {
+			cfgs[i].Join = []string{nodes[0].self.GossipAddr}
+		}
+		nodes[i] = startWith(t, cfgs[i])
+	}
+	for gid := uint32(1); gid <= testGroups; gid++ {
+		waitVoters(t, nodes, gid, ids...)
+	}
+	for _, n := range nodes {
+		n.kill()
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range 2 {
+		cfgs[i].Join, cfgs[i].noGossipRejoin = nil, true
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			nodes[i], errs[i] = Start(ctx, cfgs[i])
+		})
+	}
+	wg.Wait()
+	for i := range 2 {
+		if errs[i] != nil {
+			t.Fatalf("restarting %s: %v", ids[i], errs[i])
+		}
+		n := nodes[i]
+		t.Cleanup(func() { _ = n.Close() })
+	}
+	for _, n := range nodes[:2] {
+		var got *NodeStatus
+		for _, s := range n.Status().Admin.Nodes {
+			if s.NodeID == "u3" {
+				got = &s
+			}
+		}
+		if got == nil || got.Status != StatusDead || got.RaftAddr != cfgs[2].RaftAddr {
+			t.Errorf("%s lists u3 as %+v, want dead at %s", n.NodeID(), got, cfgs[2].RaftAddr)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -107,7 +109,49 @@ func (c *Cluster) Status() Status {
 		}
 		st.Admin.Groups = append(st.Admin.Groups, gs)
 	}
+	st.Admin.Nodes = c.withUnseen(st.Admin.Nodes, st.Admin.Groups)
 	return st
+}
+
+// withUnseen adds to nodes (what gossip has seen since this node started)
+// the nodes the meta group records or that hold a replica but gossip has
+// not seen: after a restart of the cluster without one of its nodes, that
+// node, still a voter and a replica of every group, was in no node's list,
+// not even as dead; and a node that joined later did not list those that
+// had left. They are listed dead (left when drained), with the Raft
+// address the meta group's configuration gives.
+func (c *Cluster) withUnseen(nodes []NodeStatus, groups []GroupStatus) []NodeStatus {
+	listed := map[string]bool{}
+	for _, n := range nodes {
+		listed[n.NodeID] = true
+	}
+	addrs := map[string]string{}
+	var ids []string
+	if f := c.metaG.Raft().GetConfiguration(); f.Error() == nil {
+		for _, srv := range f.Configuration().Servers {
+			addrs[string(srv.ID)] = string(srv.Address)
+			ids = append(ids, string(srv.ID))
+		}
+	}
+	for _, g := range groups {
+		ids = append(ids, g.Replicas...)
+	}
+	for id := range c.meta.DrainingNodes() {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range slices.Compact(ids) {
+		if listed[id] {
+			continue
+		}
+		status := StatusDead
+		if c.meta.NodeState(id) == NodeLeft {
+			status = StatusLeft
+		}
+		nodes = append(nodes, NodeStatus{NodeID: id, RaftAddr: addrs[id], Status: status})
+	}
+	slices.SortFunc(nodes, func(a, b NodeStatus) int { return strings.Compare(a.NodeID, b.NodeID) })
+	return nodes
 }
 
 // replaying reports whether g is a group this node holds a replica of that
