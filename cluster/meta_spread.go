@@ -27,6 +27,9 @@ const metaSpreadWait = 3 * time.Second
 // every command committed before the call (each runs a read barrier), or
 // metaSpreadWait has passed.
 func (c *Cluster) spreadMeta(ctx context.Context) {
+	if c.members == nil { // no gossip: no other node
+		return
+	}
 	ctx, cancel := context.WithTimeout(ctx, metaSpreadWait)
 	defer cancel()
 	var wg sync.WaitGroup

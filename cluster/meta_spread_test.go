@@ -50,3 +50,22 @@ func TestRevocationInEffectEverywhereWhenAnswered(t *testing.T) {
 		}
 	}
 }
+
+// An embedded node without gossip has no one to spread to: a write that
+// takes access away answers as before (it dereferenced the absent
+// membership, and PATCH settings answered 500).
+func TestRestrictingWriteWithoutGossip(t *testing.T) {
+	cfg := testConfig(t, "solo")
+	cfg.GossipAddr = ""
+	c := startWith(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	at := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+	if _, err := c.ProposeMeta(ctx, EncodeCreateOrg(CreateOrg{OrgID: "org_a", Name: "A", CreatedAt: at})); err != nil {
+		t.Fatal(err)
+	}
+	limit := int64(5)
+	if _, err := c.ProposeMeta(ctx, EncodeUpdateSettings(UpdateSettings{OrgID: "org_a", AtomLimit: &limit})); err != nil {
+		t.Fatal(err)
+	}
+}
