@@ -22,45 +22,8 @@ import (
 func TestRestartTogether(t *testing.T) {
 	t.Parallel()
 	ids := []string{"n1", "n2", "n3"}
-	cfgs := make([]Config, len(ids))
-	nodes := make([]*Cluster, len(ids))
-	for i, id := range ids {
-		cfgs[i] = testConfig(t, id)
-		cfgs[i].RaftAddr = freeLoopbackAddr(t) // kept across the restart
-		if i > 0 {
-			cfgs[i].Join = []string{nodes[0].self.GossipAddr}
-		}
-		nodes[i] = startWith(t, cfgs[i])
-	}
-	for gid := uint32(1); gid <= testGroups; gid++ {
-		waitVoters(t, nodes, gid, ids...)
-	}
-	for _, n := range nodes {
-		n.kill()
-	}
-
-	// Start returns once the meta group has a leader: start all at once.
-	errs := make([]error, len(cfgs))
-	var wg sync.WaitGroup
-	for i := range cfgs {
-		cfgs[i].Join, cfgs[i].noGossipRejoin = nil, true
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-			defer cancel()
-			nodes[i], errs[i] = Start(ctx, cfgs[i])
-		})
-	}
-	wg.Wait()
-	for _, n := range nodes {
-		if n != nil {
-			t.Cleanup(func() { _ = n.Close() })
-		}
-	}
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("restarting %s: %v", ids[i], err)
-		}
-	}
+	cfgs, nodes := startKilled(t, nil, ids...)
+	restartAll(t, cfgs, nodes)
 	waitUntil(t, "every node's gossip to have the others alive", func() bool {
 		for _, n := range nodes {
 			for _, id := range ids {
@@ -367,12 +330,34 @@ func TestDrainedNodeStopsCampaigning(t *testing.T) {
 func TestRestartWithoutOneNodeListsIt(t *testing.T) {
 	t.Parallel()
 	ids := []string{"u1", "u2", "u3"}
+	cfgs, nodes := startKilled(t, func(c *Config) { c.DeadGrace = time.Minute }, ids...) // nothing replaced meanwhile
+	restartAll(t, cfgs[:2], nodes[:2])
+	for _, n := range nodes[:2] {
+		var got *NodeStatus
+		for _, s := range n.Status().Admin.Nodes {
+			if s.NodeID == "u3" {
+				got = &s
+			}
+		}
+		if got == nil || got.Status != StatusDead || got.RaftAddr != cfgs[2].RaftAddr {
+			t.Errorf("%s lists u3 as %+v, want dead at %s", n.NodeID(), got, cfgs[2].RaftAddr)
+		}
+	}
+}
+
+// startKilled starts nodes ids on Raft addresses kept across a restart
+// (set changes each config), the others joining the first, waits until
+// every data group has them all as voters, then kills them all.
+func startKilled(t *testing.T, set func(*Config), ids ...string) ([]Config, []*Cluster) {
+	t.Helper()
 	cfgs := make([]Config, len(ids))
 	nodes := make([]*Cluster, len(ids))
 	for i, id := range ids {
 		cfgs[i] = testConfig(t, id)
 		cfgs[i].RaftAddr = freeLoopbackAddr(t)
-		cfgs[i].DeadGrace = time.Minute // nothing is replaced meanwhile
+		if set != nil {
+			set(&cfgs[i])
+		}
 		if i > 0 {
 			cfgs[i].Join = []string{nodes[0].self.GossipAddr}
 		}
@@ -384,9 +369,16 @@ func TestRestartWithoutOneNodeListsIt(t *testing.T) {
 	for _, n := range nodes {
 		n.kill()
 	}
+	return cfgs, nodes
+}
+
+// restartAll starts cfgs again all at once (Start returns once the meta
+// group has a leader), into nodes.
+func restartAll(t *testing.T, cfgs []Config, nodes []*Cluster) {
+	t.Helper()
+	errs := make([]error, len(cfgs))
 	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for i := range 2 {
+	for i := range cfgs {
 		cfgs[i].Join, cfgs[i].noGossipRejoin = nil, true
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
@@ -395,22 +387,14 @@ func TestRestartWithoutOneNodeListsIt(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for i := range 2 {
-		if errs[i] != nil {
-			t.Fatalf("restarting %s: %v", ids[i], errs[i])
+	for _, n := range nodes {
+		if n != nil {
+			t.Cleanup(func() { _ = n.Close() })
 		}
-		n := nodes[i]
-		t.Cleanup(func() { _ = n.Close() })
 	}
-	for _, n := range nodes[:2] {
-		var got *NodeStatus
-		for _, s := range n.Status().Admin.Nodes {
-			if s.NodeID == "u3" {
-				got = &s
-			}
-		}
-		if got == nil || got.Status != StatusDead || got.RaftAddr != cfgs[2].RaftAddr {
-			t.Errorf("%s lists u3 as %+v, want dead at %s", n.NodeID(), got, cfgs[2].RaftAddr)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("restarting %s: %v", cfgs[i].NodeID, err)
 		}
 	}
 }
