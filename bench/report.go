@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 )
@@ -212,20 +213,10 @@ func (r *Report) Write(dir string) (jsonPath, pngPath string, err error) {
 	return jsonPath, pngPath, nil
 }
 
-// anyRecorded reports whether some phase recorded a request's latency.
+// anyRecorded reports whether some phase recorded a request (each one
+// recorded has a latency to plot).
 func anyRecorded(phases []*PhaseResult) bool {
-	for _, ph := range phases {
-		if ph.rec == nil {
-			continue
-		}
-		lat, _ := ph.rec.Histograms()
-		for _, h := range lat {
-			if h.TotalCount() > 0 {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(phases, func(ph *PhaseResult) bool { return ph.Completed > 0 })
 }
 
 // createNew creates stem+ext, or stem-2+ext, stem-3+ext, ... when taken,

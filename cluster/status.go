@@ -90,7 +90,6 @@ func replicasOf(r *raft.Raft) []string {
 // Status reports this node's view of the cluster.
 func (c *Cluster) Status() Status {
 	st := Status{Groups: c.info.Groups}
-	st.Admin.Nodes = c.nodeStatuses()
 	mr := c.metaG.Raft()
 	st.Admin.Meta = MetaStatus{LeaderNodeID: leaderOf(mr), Voters: replicasOf(mr)}
 	st.MetaLeader = st.Admin.Meta.LeaderNodeID != nil
@@ -109,7 +108,7 @@ func (c *Cluster) Status() Status {
 		}
 		st.Admin.Groups = append(st.Admin.Groups, gs)
 	}
-	st.Admin.Nodes = c.withUnseen(st.Admin.Nodes, st.Admin.Groups)
+	st.Admin.Nodes = c.nodeStatuses(st.Admin.Groups)
 	return st
 }
 
@@ -213,7 +212,9 @@ func (c *Cluster) groupStatus(g *shard.Group) GroupStatus {
 	return gs
 }
 
-func (c *Cluster) nodeStatuses() []NodeStatus {
+// nodeStatuses lists the nodes: those gossip has seen since this node
+// started, then those only the meta group or groups' replicas name.
+func (c *Cluster) nodeStatuses(groups []GroupStatus) []NodeStatus {
 	if c.members == nil {
 		return []NodeStatus{{NodeID: c.cfg.NodeID, HTTPAddr: c.cfg.HTTPAddr, RaftAddr: c.node.Addr(),
 			GossipAddr: c.cfg.GossipAddr, Status: StatusAlive}}
@@ -230,5 +231,5 @@ func (c *Cluster) nodeStatuses() []NodeStatus {
 		out = append(out, NodeStatus{NodeID: m.info.NodeID, HTTPAddr: m.info.HTTPAddr, RaftAddr: m.info.RaftAddr,
 			GossipAddr: m.info.GossipAddr, Status: status})
 	}
-	return out
+	return c.withUnseen(out, groups)
 }

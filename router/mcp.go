@@ -114,11 +114,8 @@ func (s *Server) mcpPost(c *call) error {
 	serveStd(c.ctx, s.tools.mcp, std)
 	r := &c.ctx.Response
 	switch ct := r.Header.ContentType(); {
-	case r.StatusCode() == fasthttp.StatusBadRequest && bytes.HasPrefix(ct, []byte("text/plain")):
-		r.SetBody(mcptools.FromSDKText(string(r.Body()), c.ctx.PostBody()))
-		r.Header.SetContentType("application/json")
 	case r.StatusCode() >= 400 && r.StatusCode() < 500 && bytes.HasPrefix(ct, []byte("text/plain")):
-		r.SetBody(mcptools.HTTPRefusal(r.StatusCode(), c.ctx.PostBody()))
+		r.SetBody(mcptools.FromSDKText(r.StatusCode(), string(r.Body()), c.ctx.PostBody()))
 		r.Header.SetContentType("application/json")
 	case bytes.HasPrefix(ct, []byte("application/json")):
 		// Errors the SDK words itself (code 0, its Go types, the input

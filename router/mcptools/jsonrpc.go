@@ -75,35 +75,26 @@ func Refusal(msg []byte, batches bool) []byte {
 	return nil
 }
 
-// FromSDKText turns the plain-text 400 the SDK's HTTP handler answers a
-// message it refuses (an unknown method, missing params) into the JSON-RPC
-// error response to msg: -32601 for an unknown method, -32602 for missing
-// or bad params, else -32600. The SDK's text is not passed on: it can name
-// the SDK's Go types.
-func FromSDKText(text string, msg []byte) []byte {
+// FromSDKText turns a plain-text refusal of the SDK's HTTP handler (status
+// and text) into the JSON-RPC error response to msg: for a 400 (a message
+// it refuses) -32601 for an unknown method, -32602 for missing or bad
+// params; else -32600, with our words for a 415 (a body not sent as JSON)
+// and a 406 (an Accept without JSON and event streams). The SDK's text is
+// not passed on: it can name the SDK's Go types.
+func FromSDKText(status int, text string, msg []byte) []byte {
 	id := IDOf(bytes.TrimSpace(msg))
+	why := "the message was refused"
 	switch {
-	case strings.Contains(text, "not handled") || strings.Contains(text, "unsupported"):
+	case status == 400 && (strings.Contains(text, "not handled") || strings.Contains(text, "unsupported")):
 		return errorResponse(id, jsonrpc.CodeMethodNotFound, "Method not found", "the server has no such method")
-	case strings.Contains(text, "params"):
+	case status == 400 && strings.Contains(text, "params"):
 		return errorResponse(id, jsonrpc.CodeInvalidParams, "Invalid params", "the method's params are missing or not valid")
-	}
-	return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", "the message was refused")
-}
-
-// HTTPRefusal is the JSON-RPC error response to msg for a plain-text
-// refusal of the SDK's HTTP handler other than 400 (415 for a body not sent
-// as JSON, 406 for an Accept without JSON and event streams): -32600 with a
-// reason of our own words for status.
-func HTTPRefusal(status int, msg []byte) []byte {
-	why := "the request was refused"
-	switch status {
-	case 415:
+	case status == 415:
 		why = "the body must be sent with Content-Type: application/json"
-	case 406:
+	case status == 406:
 		why = "Accept must list application/json and text/event-stream"
 	}
-	return errorResponse(IDOf(bytes.TrimSpace(msg)), jsonrpc.CodeInvalidRequest, "Invalid Request", why)
+	return errorResponse(id, jsonrpc.CodeInvalidRequest, "Invalid Request", why)
 }
 
 // InUse is the error response to a request whose id a request still in
