@@ -367,10 +367,10 @@ func (c *Cluster) ChatRoomsOf(ctx context.Context, filter raftfsm.ChatRoomFilter
 
 // InRoom reports whether atom id lives in a room, looking in every data
 // group (asking the leaders of groups this node does not hold).
-func (c *Cluster) InRoom(ctx context.Context, id raftfsm.ID) (bool, error) {
+func (c *Cluster) InRoom(ctx context.Context, org string, id raftfsm.ID) (bool, error) {
 	found := false
-	err := c.gather(ctx, &rpcRequest{Op: opInRoom, Atom: id}, func(f *raftfsm.FSM) {
-		found = found || f.InRoom(id)
+	err := c.gather(ctx, &rpcRequest{Op: opInRoom, Org: org, Atom: id}, func(f *raftfsm.FSM) {
+		found = found || f.InRoom(org, id)
 	}, func(resp *rpcResponse) { found = found || resp.Found })
 	return found, err
 }

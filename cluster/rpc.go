@@ -274,7 +274,7 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 		}
 	case opInRoom:
 		if err = c.barrier(ctx, g); err == nil {
-			resp.Found = c.fsms[g.ID()].InRoom(req.Atom)
+			resp.Found = c.fsms[g.ID()].InRoom(req.Org, req.Atom)
 		}
 	case opChatWatch:
 		if !c.hosts(g) { // a stale leader lookup

@@ -309,12 +309,14 @@ func (f *FSM) Room(roomID, org string) (RoomView, bool) {
 }
 
 // InRoom reports whether id names an atom that lives in a room of this
-// group (any room, whoever asks).
-func (f *FSM) InRoom(id ID) bool {
+// group that org owns or holds (or held) a membership of. Rooms org was
+// never in are not looked at: to an outsider a room atom's ID is as
+// unknown as any other.
+func (f *FSM) InRoom(org string, id ID) bool {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	for _, t := range f.tenants {
-		if t.room != nil && t.atoms[id] != nil {
+	for _, t := range f.memberOf[org] {
+		if t.atoms[id] != nil {
 			return true
 		}
 	}

@@ -159,11 +159,14 @@ func (s *Server) deleteAtom(c *call) error {
 		PredecessorsLeftHidden: idStrings(res.PredecessorsLeftHidden), HistoryDestroyed: res.HistoryDestroyed})
 }
 
-// refuseRoomAtom answers 404 when id names an atom that lives in a room:
-// atom deletion reaches the caller's own account only, and a room atom is
-// not "already gone" (interface §7.2), not even for its writer.
+// refuseRoomAtom answers 404 when id names an atom that lives in a room
+// the caller is or was in: atom deletion reaches the caller's own account
+// only, and a room atom is not "already gone" (interface §7.2), not even
+// for its writer. To anyone else the ID answers as any unknown one does
+// (200, deleted 0), so a DELETE cannot probe whether a UUID is an atom in
+// someone's room.
 func (s *Server) refuseRoomAtom(c *call, id raftfsm.ID) error {
-	in, err := s.backend.InRoom(c.std, id)
+	in, err := s.backend.InRoom(c.std, c.org, id)
 	if err != nil {
 		return err
 	}

@@ -379,6 +379,15 @@ func TestRoomDataPathHTTP(t *testing.T) {
 				checkEnvelope(t, r, 404, "NOT_FOUND")
 			}
 		}
+		// To an org never in the room, a room atom's ID is any unknown ID:
+		// its DELETE cannot tell that a UUID names an atom in a room.
+		for _, id := range []string{ownerAtom, writerAtom} {
+			r := ts.do("DELETE", "/memory/atoms/"+id, f.outsider.key, nil)
+			mustStatus(t, r, 200)
+			if num(r.Body["deleted"]) != 0 || r.Body["atom_id"] != id || r.Body["history_destroyed"] != false {
+				t.Errorf("outsider's delete of a room atom: %s", r.Raw)
+			}
+		}
 		r := rmRead(ts, f.reader.key, f.addr, "deploy lighthouse zebracorn caches", nil)
 		if ids := itemIDs(r); !contains(ids, ownerAtom) || !contains(ids, writerAtom) {
 			t.Errorf("room atoms gone after the refused deletes: %s", r.Raw)

@@ -49,7 +49,7 @@ type Backend interface {
 	ReadFSM(ctx context.Context, tenant string) (*raftfsm.FSM, error)
 	// InRoom reports whether an atom lives in a room, looking in every data
 	// group (through their leaders when this node holds no replica).
-	InRoom(ctx context.Context, id raftfsm.ID) (bool, error)
+	InRoom(ctx context.Context, org string, id raftfsm.ID) (bool, error)
 	// RoomsOf gathers the rooms an org belongs to from every group.
 	RoomsOf(ctx context.Context, org string, now int64) ([]raftfsm.RoomView, error)
 	// ProposeAll replicates cmd in every data group.
