@@ -238,7 +238,7 @@ func (b *blobLog) GetLog(idx uint64, l *raft.Log) error {
 	}
 	ref, err := unseal(l)
 	if err != nil {
-		return fmt.Errorf("cannot read log entry %d: %w", idx, err)
+		return b.damaged(idx, err)
 	}
 	if ref == nil {
 		return nil
@@ -251,10 +251,19 @@ func (b *blobLog) GetLog(idx uint64, l *raft.Log) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("cannot read log entry %d: %w", idx, err)
+		return b.damaged(idx, err)
 	}
 	l.Data = data
 	return nil
+}
+
+// damaged is the error of entry idx found damaged on disk. Raft panics on
+// it when the entry is one to apply, so the text that ends the process
+// names the files and says what to do.
+func (b *blobLog) damaged(idx uint64, err error) error {
+	dir := filepath.Dir(b.dir)
+	return fmt.Errorf("cannot read log entry %d of %s: %w; this node's copy of the log is damaged: %s",
+		idx, dir, err, restartAdvice(filepath.Join(dir, "raft.db")))
 }
 
 // unseal checks and strips the seal of l as stored, in any of the forms

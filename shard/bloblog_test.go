@@ -276,8 +276,20 @@ func TestBlobLogDetectsCorruption(t *testing.T) {
 	}
 	f.Close()
 	var got raft.Log
-	if err := b.GetLog(1, &got); !errors.Is(err, errBadBlob) {
+	err = b.GetLog(1, &got)
+	if !errors.Is(err, errBadBlob) {
 		t.Fatalf("corrupt segment read: %v", err)
+	}
+	// Raft panics with this error: it says which files and what to do.
+	advice := "move " + filepath.Join(dir, "raft.db") + " aside"
+	if !strings.Contains(err.Error(), advice) || !strings.Contains(err.Error(), "entry 1 of "+dir) {
+		t.Fatalf("corrupt segment read: %v", err)
+	}
+	if err := os.Truncate(files[0], int64(len(l.Data))-5); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.GetLog(1, &got); !errors.Is(err, errBadBlob) || !strings.Contains(err.Error(), advice) {
+		t.Fatalf("truncated segment read: %v", err)
 	}
 	os.Remove(files[0])
 	b.mu.Lock()
@@ -517,7 +529,7 @@ func TestDamagedRaftDBRefused(t *testing.T) {
 		st.Close()
 		t.Fatal("a damaged raft.db opened")
 	}
-	if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), "move it aside") {
+	if !strings.Contains(err.Error(), "damaged") || !strings.Contains(err.Error(), "move "+path+" aside") {
 		t.Fatalf("error %v", err)
 	}
 }

@@ -314,6 +314,13 @@ func (g *Group) CaughtUp() bool {
 // (or node) holds. A variable so tests can shorten it.
 var boltLockTimeout = 5 * time.Second
 
+// restartAdvice is what to do about a damaged log whose raft.db is at path.
+func restartAdvice(path string) string {
+	return fmt.Sprintf("restore it from a backup, or move %s aside to restart this group from its last snapshot "+
+		"(writes after that snapshot are then lost on this node; in a cluster its other replicas still hold them)",
+		path)
+}
+
 // openLogStore opens the raft log and stable store, fsync on. A damaged
 // page panics inside bbolt as it walks the pages at open (or faults its
 // mapped read): that is an error naming the file and what to do, not a
@@ -322,9 +329,7 @@ func openLogStore(path string) (st *raftboltdb.BoltStore, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			st, err = nil, fmt.Errorf("%s is damaged (bbolt: %v); restore it from a backup, or move it aside to "+
-				"restart this group from its last snapshot (writes after that snapshot are then lost on this node; "+
-				"in a cluster its other replicas still hold them)", path, r)
+			st, err = nil, fmt.Errorf("%s is damaged (bbolt: %v); %s", path, r, restartAdvice(path))
 		}
 	}()
 	opts := *bbolt.DefaultOptions
