@@ -93,6 +93,25 @@ func TestMetaGroupLost(t *testing.T) {
 	}
 }
 
+// A one-node cluster whose data group lost its raft.db before it took a
+// snapshot (moved aside, as a damaged log's error advises) starts the
+// group again, empty, this node its voter: it waited for a leader forever
+// and the node was never ready.
+func TestLostDataLogWithoutSnapshotStartsEmpty(t *testing.T) {
+	cfg := testConfig(t, "n1")
+	c := startWith(t, cfg)
+	_ = c.Close()
+	if err := os.Remove(filepath.Join(shard.GroupDir(cfg.DataDir, 1), "raft.db")); err != nil {
+		t.Fatal(err)
+	}
+	c = startWith(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second) // a hang guard
+	defer cancel()
+	if err := c.groups[1].WaitLeader(ctx); err != nil {
+		t.Fatalf("group 1 after its raft.db was lost: %v", err)
+	}
+}
+
 // A start cancelled while its data groups start ends without starting the
 // rest, and the next start finishes the bootstrap. It went on starting
 // every group before it looked at the cancellation: a stop signal took

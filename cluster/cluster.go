@@ -463,8 +463,29 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// groupConfig is data or meta group id's configuration. A data group
+// bootstraps on a new cluster and, on a restart, when this node is the
+// cluster's only node: a group that lost its raft.db before it took a
+// snapshot (moved aside as its damage report advises) starts again empty,
+// this node its one voter, as it was; it waited for a leader forever.
+// Where other nodes exist they hold the group and bring it back.
 func (c *Cluster) groupConfig(id uint32) shard.GroupConfig {
-	return shard.GroupConfig{ID: id, Bootstrap: c.bootstrap, SnapshotThreshold: c.cfg.SnapshotThreshold}
+	boot := c.bootstrap || id != MetaGroupID && c.soleNode()
+	return shard.GroupConfig{ID: id, Bootstrap: boot, SnapshotThreshold: c.cfg.SnapshotThreshold}
+}
+
+// soleNode reports whether the meta group's configuration names this
+// node and no other (voter or not).
+func (c *Cluster) soleNode() bool {
+	if c.metaG == nil {
+		return false
+	}
+	f := c.metaG.Raft().GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	servers := f.Configuration().Servers
+	return len(servers) == 1 && string(servers[0].ID) == c.cfg.NodeID
 }
 
 // DefaultGroups is the number of data groups of a new cluster when the
