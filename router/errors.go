@@ -15,6 +15,7 @@ const (
 	codeInternal     = "INTERNAL"
 	codeRateLimited  = "RATE_LIMITED"
 	codeMethod       = "METHOD_NOT_ALLOWED"
+	codeTimeout      = "REQUEST_TIMEOUT"
 )
 
 // ErrUnavailable is returned by a Backend when no leader answers in time.
@@ -54,6 +55,17 @@ func (e *apiError) with(key string, v any) *apiError {
 func notFound(msg string) *apiError  { return newError(404, codeNotFound, msg) }
 func forbidden(msg string) *apiError { return newError(403, codeForbidden, msg) }
 func conflict(msg string) *apiError  { return newError(409, codeConflict, msg) }
+
+// readTimeoutMsg answers a request whose line, headers or body did not
+// all arrive within the read timeout; nothing of it was acted on, so a
+// retry is safe.
+const readTimeoutMsg = "Request timeout: the request was not received in time"
+
+func readTimedOut() *apiError {
+	e := newError(408, codeTimeout, readTimeoutMsg)
+	e.Retryable = true
+	return e
+}
 
 func unavailable(msg string) *apiError {
 	e := newError(503, codeInternal, msg)

@@ -349,6 +349,10 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 		s.writeError(c, newError(413, codeValidation, "Request body exceeds 16 MiB"))
 		return
 	}
+	if linger.TimedOut(err) {
+		s.writeError(c, readTimedOut())
+		return
+	}
 	var small *fasthttp.ErrSmallBuffer
 	if errors.As(err, &small) {
 		s.writeError(c, validationError(fieldError{Loc: []any{"header"},

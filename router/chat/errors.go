@@ -32,6 +32,7 @@ const (
 	codeInternal     = "INTERNAL"
 	codeMethod       = "METHOD_NOT_ALLOWED"
 	codeRateLimited  = "RATE_LIMITED"
+	codeTimeout      = "REQUEST_TIMEOUT"
 )
 
 // apiError is an error with everything the envelope needs.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"os"
 	"strings"
 	"testing"
 
@@ -32,5 +34,32 @@ func TestFailStorage(t *testing.T) {
 	if c.ctx.Response.StatusCode() != 503 || !env.Retryable || env.Details["reason"] != "storage_unavailable" ||
 		strings.Contains(string(body), "raft.db") {
 		t.Fatalf("answer %d %s", c.ctx.Response.StatusCode(), body)
+	}
+}
+
+// A request not received within the read timeout answers 408, retryable;
+// anything else fasthttp could not read stays a 400.
+func TestTransportErrorTimeout(t *testing.T) {
+	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, tc := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{&net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}, 408, "REQUEST_TIMEOUT"},
+		{errors.New("cannot find http request method"), 400, "VALIDATION_ERROR"},
+	} {
+		ctx := &fasthttp.RequestCtx{}
+		s.transportError(ctx, tc.err)
+		var env struct {
+			Code      string
+			Retryable bool
+		}
+		if err := json.Unmarshal(ctx.Response.Body(), &env); err != nil {
+			t.Fatal(err)
+		}
+		if ctx.Response.StatusCode() != tc.status || env.Code != tc.code || env.Retryable != (tc.status == 408) {
+			t.Errorf("%v: %d %s", tc.err, ctx.Response.StatusCode(), ctx.Response.Body())
+		}
 	}
 }

@@ -138,11 +138,17 @@ func (c *conn) Close() error {
 // malformed request), unless err is a read timeout: a client that did not
 // send its request in time gains nothing from more of it.
 func OnError(ctx *fasthttp.RequestCtx, err error) {
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	if TimedOut(err) {
 		return
 	}
 	OnClose(ctx)
+}
+
+// TimedOut reports whether err, an error the server met reading a
+// request, is its read timeout: the client did not send it in time.
+func TimedOut(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // OnClose makes the connection of ctx linger when it closes after the
