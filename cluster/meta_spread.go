@@ -6,17 +6,20 @@ import (
 	"time"
 )
 
-// restricts lists the meta commands that take access away: a key revoked,
-// an org's plan or settings changed, sessions, grants or a member ended.
-// Every node authenticates from its own replica of the meta group, which
-// applies a committed command a few milliseconds after the leader (once
-// 0.9 s): a revoked key kept working through the other nodes after the
-// revocation answered (a cluster audit stored writes with it). So such a
-// write answers only once every other live node has applied it.
-var restricts = map[byte]bool{
+// spreads lists the meta commands that change records the other nodes
+// already hold: access taken away (a key revoked, an org's plan or
+// settings changed, sessions, grants or a member ended) and a chat user's
+// profile changed or a guest signed in to an account. Every node reads
+// these from its own replica of the meta group, which applies a committed
+// command a few milliseconds after the leader (once 0.9 s), and a lookup
+// only syncs when it finds nothing: a revoked key kept working through the
+// other nodes after the revocation answered (a cluster audit stored writes
+// with it), and a renamed chat user was read back under the old name. So
+// such a write answers only once every other live node has applied it.
+var spreads = map[byte]bool{
 	cmdRevokeKey: true, cmdUpdateSettings: true, cmdChatRevokeSessions: true,
 	cmdConsoleSetRole: true, cmdConsoleSignOut: true, cmdConsoleSetPassword: true, cmdConsoleCancelInvite: true,
-	cmdOAuthRevoke: true,
+	cmdOAuthRevoke: true, cmdChatUpdateUser: true, cmdChatSignIn: true,
 }
 
 // metaSpreadWait bounds the wait for the other nodes: one that does not
@@ -39,7 +42,7 @@ func (c *Cluster) spreadMeta(ctx context.Context) {
 		}
 		wg.Go(func() {
 			if _, err := c.call(ctx, st.info.RaftAddr, &rpcRequest{Op: opSync, Group: c.metaG.ID()}); err != nil {
-				c.log.Warn("a meta write that takes access away may not be in effect on a node yet",
+				c.log.Warn("a meta write may not be in effect on a node yet",
 					"node", st.info.NodeID, "err", err)
 			}
 		})

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -67,5 +68,36 @@ func TestRestrictingWriteWithoutGossip(t *testing.T) {
 	limit := int64(5)
 	if _, err := c.ProposeMeta(ctx, EncodeUpdateSettings(UpdateSettings{OrgID: "org_a", AtomLimit: &limit})); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A chat user's new name is read back through every node once the change
+// answers: a node reads users from its own meta replica and syncs only for
+// one it does not hold, so a renamed user was served under the old name.
+func TestChatProfileInEffectEverywhereWhenAnswered(t *testing.T) {
+	nodes := startNodes(t, 0, "n1", "n2", "n3")
+	waitUntil(t, "three meta replicas", func() bool {
+		v, nv, err := nodes[0].metaG.Voters()
+		return err == nil && len(v)+len(nv) == 3
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	at := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+	guest := ChatUser{ID: "user_guest1", Name: "Guest", Anonymous: true, CreatedAt: at, UpdatedAt: at}
+	sess := ChatSession{ID: "sess_1", Hash: "h1", UserID: guest.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
+	if _, err := nodes[0].ProposeMeta(ctx, EncodeChatSignIn(ChatSignIn{User: guest, Session: sess, Now: at})); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		name := fmt.Sprintf("Name %d", i)
+		via := nodes[i%3]
+		if _, err := via.ProposeMeta(ctx, EncodeChatUpdateUser(ChatUpdateUser{UserID: guest.ID, Name: &name, Now: at})); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes {
+			if u, ok := n.Meta().ChatUser(guest.ID); !ok || u.Name != name {
+				t.Fatalf("rename %d through %s: %s reads %q (%v)", i, via.cfg.NodeID, n.cfg.NodeID, u.Name, ok)
+			}
+		}
 	}
 }

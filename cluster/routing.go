@@ -183,7 +183,7 @@ func (c *Cluster) ProposeMeta(ctx context.Context, cmd []byte) (any, error) {
 			c.log.Warn("meta write committed; the local replica may lag", "err", berr)
 		}
 	}
-	if err == nil && len(cmd) > 0 && restricts[cmd[0]] {
+	if err == nil && len(cmd) > 0 && spreads[cmd[0]] {
 		c.spreadMeta(ctx)
 	}
 	return out, err

@@ -63,3 +63,25 @@ func TestTransportErrorTimeout(t *testing.T) {
 		}
 	}
 }
+
+// A 503 about a leader (none answered, or the change went unconfirmed)
+// carries Retry-After: 1, as the REST API's do; one about this node's disk
+// does not (no wait helps it).
+func TestFailRetryAfter(t *testing.T) {
+	s := &Server{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{cluster.ErrUnavailable, "1"},
+		{fmt.Errorf("propose: %w", cluster.ErrOutcomeUnknown), "1"},
+		{fmt.Errorf("%w: disk", cluster.ErrStorage), ""},
+	} {
+		c := &call{ctx: &fasthttp.RequestCtx{}, reqID: "req_test"}
+		s.fail(c, tc.err)
+		if c.ctx.Response.StatusCode() != 503 || string(c.ctx.Response.Header.Peek("Retry-After")) != tc.want {
+			t.Errorf("%v: %d, Retry-After %q, want %q", tc.err, c.ctx.Response.StatusCode(),
+				c.ctx.Response.Header.Peek("Retry-After"), tc.want)
+		}
+	}
+}

@@ -279,8 +279,10 @@ func (s *Server) fail(c *call, err error) {
 	case errors.Is(err, cluster.ErrOutcomeUnknown):
 		ae = unavailable("Service unavailable: the change was not confirmed in time and may have been applied").
 			with("reason", "outcome_unknown")
+		c.ctx.Response.Header.Set("Retry-After", "1") // as the REST API's: an election takes about a second
 	case errors.Is(err, cluster.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
 		ae = unavailable("Service unavailable: no leader answered in time")
+		c.ctx.Response.Header.Set("Retry-After", "1")
 	case errors.Is(err, ErrProvider):
 		s.log.Warn("sign-in provider", "err", err, "request_id", c.reqID)
 		ae = newError(502, codeInternal, "The sign-in provider failed").with("reason", "provider_error")
