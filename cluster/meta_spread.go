@@ -6,21 +6,20 @@ import (
 	"time"
 )
 
-// spreads lists the meta commands that change records the other nodes
-// already hold: access taken away (a key revoked, an org's plan or
-// settings changed, sessions, grants or a member ended) and a chat user's
-// profile changed or a guest signed in to an account. Every node reads
-// these from its own replica of the meta group, which applies a committed
-// command a few milliseconds after the leader (once 0.9 s), and a lookup
-// only syncs when it finds nothing: a revoked key kept working through the
-// other nodes after the revocation answered (a cluster audit stored writes
-// with it), and a renamed chat user was read back under the old name. So
-// such a write answers only once every other live node has applied it.
-var spreads = map[byte]bool{
-	cmdRevokeKey: true, cmdUpdateSettings: true, cmdChatRevokeSessions: true,
-	cmdConsoleSetRole: true, cmdConsoleSignOut: true, cmdConsoleSetPassword: true, cmdConsoleCancelInvite: true,
-	cmdOAuthRevoke: true, cmdChatUpdateUser: true, cmdChatSignIn: true,
-}
+// unspread lists the meta commands that answer without waiting for the
+// other nodes: the background counters (usage sums, a key's last use),
+// documented as at most a second behind. Every other meta write answers
+// only once every other live node's meta replica has applied it. Each
+// node reads keys, sessions, users, grants and settings from its own
+// replica, which applies a committed command a few milliseconds after the
+// leader (once 0.9 s), and a lookup syncs only when it finds nothing: a
+// revoked key kept working through the other nodes after the revocation
+// answered (a cluster audit stored writes with it), a renamed chat user
+// was read back under the old name, a grant revoked by a replayed refresh
+// token kept its access token working, a replaced console session stayed
+// usable, and a key or user just created was missing from other nodes'
+// pages and refused as unknown (cross-node audits, 2026-12-08).
+var unspread = map[byte]bool{cmdAddUsage: true, cmdConsoleTouchKeys: true}
 
 // metaSpreadWait bounds the wait for the other nodes: one that does not
 // confirm by then (unreachable, stopping) is logged, and the write answers.

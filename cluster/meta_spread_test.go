@@ -71,6 +71,43 @@ func TestRestrictingWriteWithoutGossip(t *testing.T) {
 	}
 }
 
+// What a meta write adds is on every node once it answers too: a key
+// created through one node and revoked at once in another's console was
+// refused there as unknown, and pages listed the org's keys without it.
+func TestMetaCreationInEffectEverywhereWhenAnswered(t *testing.T) {
+	nodes := startNodes(t, 0, "n1", "n2", "n3")
+	waitUntil(t, "three meta replicas", func() bool {
+		v, nv, err := nodes[0].metaG.Voters()
+		return err == nil && len(v)+len(nv) == 3
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	at := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+	for i := range 20 {
+		via := nodes[i%3]
+		org := fmt.Sprintf("org_%d", i)
+		if _, err := via.ProposeMeta(ctx, EncodeCreateOrg(CreateOrg{OrgID: org, Name: org, CreatedAt: at})); err != nil {
+			t.Fatal(err)
+		}
+		raw := "mk_live_" + string(rune('a'+i)) + "bcdefghijklmnopqrstuvwxyz012345"
+		key, err := NewKeyRecord(raw, org, "t", at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := via.ProposeMeta(ctx, EncodeCreateKey(CreateKey{NewKey: key})); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range nodes {
+			if _, ok := n.Meta().Org(org); !ok {
+				t.Fatalf("org %d created through %s: missing on %s", i, via.cfg.NodeID, n.cfg.NodeID)
+			}
+			if _, ok := n.Meta().Key(key.KeyID); !ok || len(n.Meta().Keys(org)) != 1 {
+				t.Fatalf("key %d created through %s: missing on %s", i, via.cfg.NodeID, n.cfg.NodeID)
+			}
+		}
+	}
+}
+
 // A chat user's new name is read back through every node once the change
 // answers: a node reads users from its own meta replica and syncs only for
 // one it does not hold, so a renamed user was served under the old name.

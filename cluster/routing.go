@@ -175,7 +175,8 @@ func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 // (sessions, keys), so a chat session created through a follower was
 // refused by that follower for the few milliseconds its apply lagged. The
 // command is committed when the barrier runs, so a barrier that fails
-// does not fail the call.
+// does not fail the call. Except for the background counters (unspread),
+// it also waits for every other live node to apply it (spreadMeta).
 func (c *Cluster) ProposeMeta(ctx context.Context, cmd []byte) (any, error) {
 	out, err := c.propose(ctx, c.metaG, cmd)
 	if err == nil && !c.metaG.IsLeader() && c.hosts(c.metaG) {
@@ -183,7 +184,7 @@ func (c *Cluster) ProposeMeta(ctx context.Context, cmd []byte) (any, error) {
 			c.log.Warn("meta write committed; the local replica may lag", "err", berr)
 		}
 	}
-	if err == nil && len(cmd) > 0 && spreads[cmd[0]] {
+	if err == nil && len(cmd) > 0 && !unspread[cmd[0]] {
 		c.spreadMeta(ctx)
 	}
 	return out, err

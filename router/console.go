@@ -67,7 +67,7 @@ func (s *Server) adminSetPassword(c *call) error {
 	if req.Password == nil {
 		return validationError(fieldErr("missing", "Field required", "password"))
 	}
-	u, ok := s.consoleUserNamed(c.param("user_id"))
+	u, ok := s.consoleUserNamed(c.std, c.param("user_id"))
 	if !ok {
 		return notFound("User not found")
 	}
@@ -89,12 +89,17 @@ func invalidUser(err error, loc ...any) *apiError {
 }
 
 // consoleUserNamed finds a console user by ID or e-mail address.
-func (s *Server) consoleUserNamed(name string) (cluster.ConsoleUser, bool) {
+func (s *Server) consoleUserNamed(ctx context.Context, name string) (u cluster.ConsoleUser, ok bool) {
 	meta := s.backend.Meta()
-	u, ok := meta.ConsoleUser(name)
-	if !ok && strings.Contains(name, "@") {
-		u, ok = meta.ConsoleUserByEmail(name) // the person's e-mail address names them too
-	}
+	// A user created through another node a moment ago is looked for again
+	// once this node's replica caught up, rather than answered 404.
+	meta.Synced(ctx, func() bool {
+		u, ok = meta.ConsoleUser(name)
+		if !ok && strings.Contains(name, "@") {
+			u, ok = meta.ConsoleUserByEmail(name) // the person's e-mail address names them too
+		}
+		return ok
+	})
 	return u, ok
 }
 
@@ -104,7 +109,7 @@ func (s *Server) consoleUserNamed(name string) (cluster.ConsoleUser, bool) {
 // someone who left or whose password leaked.
 func (s *Server) adminRemoveUser(c *call) error {
 	orgID := c.param("org_id")
-	u, ok := s.consoleUserNamed(c.param("user_id"))
+	u, ok := s.consoleUserNamed(c.std, c.param("user_id"))
 	if !ok {
 		return notFound("User not found")
 	}

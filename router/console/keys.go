@@ -77,7 +77,11 @@ func (c *Console) createKey(w http.ResponseWriter, r *http.Request, v *view) {
 // answered as unknown.
 func (c *Console) revokeKey(w http.ResponseWriter, r *http.Request, v *view) {
 	id := r.PathValue("id")
-	k, ok := c.b.Meta().Key(id)
+	var k cluster.KeyInfo
+	var ok bool
+	// A key created through another node a moment ago is looked for again
+	// once this node's replica caught up, rather than refused as unknown.
+	c.b.Meta().Synced(r.Context(), func() bool { k, ok = c.b.Meta().Key(id); return ok })
 	if !ok || k.OrgID != v.Me.OrgID {
 		c.fail(w, r, v, http.StatusNotFound, "There is no such key in "+v.Me.OrgName+".")
 		return
