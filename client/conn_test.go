@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -594,17 +595,20 @@ func TestWriteRetriedOnlyWhenNotApplied(t *testing.T) {
 	for _, tc := range []struct {
 		reason    string
 		wantCalls int
+		status    int
+		code      string
 	}{
-		{"", 1}, // no leader answered in time
-		{"storage_unavailable", 2},
-		{"starting", 2},
-		{"embedder_timeout", 2},
+		{"", 1, 503, CodeInternal}, // no leader answered in time
+		{"storage_unavailable", 2, 503, CodeInternal},
+		{"starting", 2, 503, CodeInternal},
+		{"embedder_timeout", 2, 503, CodeInternal},
+		{"", 2, 408, CodeRequestTimeout}, // the request did not arrive whole
 	} {
-		t.Run("reason "+tc.reason, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d reason %s", tc.status, tc.reason), func(t *testing.T) {
 			f := &fake{script: func(n int, w http.ResponseWriter) {
 				if n == 0 {
 					w.Header().Set("Retry-After", "1")
-					envelope(w, 503, CodeInternal, true, tc.reason)
+					envelope(w, tc.status, tc.code, true, tc.reason)
 					return
 				}
 				okJSON(w, `{"stored":true,"atom_id":"a","importance":1,"reason":"stored","superseded":[]}`)

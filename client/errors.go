@@ -19,6 +19,7 @@ const (
 	CodeInternal         = "INTERNAL"
 	CodeRateLimited      = "RATE_LIMITED"
 	CodeMethodNotAllowed = "METHOD_NOT_ALLOWED"
+	CodeRequestTimeout   = "REQUEST_TIMEOUT" // 408: the request did not arrive whole in time
 )
 
 // Sentinel errors: errors.Is(err, ErrNotFound) holds for an *APIError with

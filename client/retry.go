@@ -143,10 +143,14 @@ func (p RetryPolicy) waitFor(ctx context.Context, n int, err error, safe bool, r
 // request before changing anything (its details.reason), so that even a
 // write may be sent again: a log the leader cannot write
 // (storage_unavailable), a node still starting, the vault not configured,
-// the daily query quota, an embedder that failed (embedder_*). The 503 "no
-// leader answered in time" carries no reason: the write may have been
-// committed.
+// the daily query quota, an embedder that failed (embedder_*); or its
+// code: a request the server did not receive whole in time
+// (REQUEST_TIMEOUT). The 503 "no leader answered in time" carries no
+// reason: the write may have been committed.
 func NotApplied(ae *APIError) bool {
+	if ae.Code == CodeRequestTimeout {
+		return true
+	}
 	switch ae.Reason {
 	case "storage_unavailable", "starting", "vault_unavailable", "daily_query_quota":
 		return true
