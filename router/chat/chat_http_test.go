@@ -29,6 +29,15 @@ func TestHealthAndOpenAPI(t *testing.T) {
 	if h.str("version") != chat.Version || h.str("status") != "ok" {
 		t.Fatalf("health %s", h.Raw)
 	}
+	// HEAD too, as load balancers probe: it answered 405.
+	head, err := http.Head(n.URL + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head.Body.Close()
+	if head.StatusCode != 200 {
+		t.Fatalf("HEAD /health: %d", head.StatusCode)
+	}
 	doc := must(t, c.do("GET", "/openapi.json", nil), 200)
 	if !bytes.Equal(doc.Raw, chat.OpenAPI) {
 		t.Fatal("served document differs from the embedded one")

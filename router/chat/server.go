@@ -171,6 +171,7 @@ func (s *Server) routes() fasthttp.RequestHandler {
 	r.NotFound = s.public(func(c *call) error { return notFound("Not found") })
 	r.MethodNotAllowed = s.public(func(c *call) error { return newError(405, codeMethod, "Method not allowed") })
 	r.GET("/health", s.public(s.health))
+	r.HEAD("/health", s.public(s.health)) // load balancers probe with it, as on the REST listener
 	r.GET("/openapi.json", s.public(s.openapi))
 	s.authRoutes(r)
 	r.GET("/api/rooms", s.signedIn(s.listRooms))
