@@ -339,6 +339,13 @@ func TestClusterLifecycle(t *testing.T) {
 		waitUntil(t, "n4 out of the meta group", func() bool {
 			return slices.Equal(sortedVoters(n1, MetaGroupID), []string{"n1", "n2"})
 		})
+		// n4, drained but still running, holds no meta replica: a meta
+		// write waits for n2 only (n4's barrier would never pass, and
+		// every meta write would wait metaSpreadWait for it).
+		waitUntil(t, "meta writes through n1 to wait for n2 only", func() bool {
+			got := n1.spreadTargets()
+			return len(got) == 1 && got[0].NodeID == "n2"
+		})
 		for gid, tenant := range tenants {
 			for _, c := range live {
 				for _, id := range written[gid] {

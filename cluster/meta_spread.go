@@ -35,16 +35,44 @@ func (c *Cluster) spreadMeta(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, metaSpreadWait)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, st := range c.members.snapshot() {
-		if st.status != StatusAlive || st.info.NodeID == c.cfg.NodeID || st.info.RaftAddr == "" {
-			continue
-		}
+	for _, n := range c.spreadTargets() {
 		wg.Go(func() {
-			if _, err := c.call(ctx, st.info.RaftAddr, &rpcRequest{Op: opSync, Group: c.metaG.ID()}); err != nil {
-				c.log.Warn("a meta write may not be in effect on a node yet",
-					"node", st.info.NodeID, "err", err)
+			if _, err := c.call(ctx, n.RaftAddr, &rpcRequest{Op: opSync, Group: c.metaG.ID()}); err != nil {
+				c.log.Warn("a meta write may not be in effect on a node yet", "node", n.NodeID, "err", err)
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// spreadTargets are the other nodes alive in gossip that hold a meta
+// replica.
+func (c *Cluster) spreadTargets() []NodeInfo {
+	replicas := c.metaReplicas()
+	var out []NodeInfo
+	for _, st := range c.members.snapshot() {
+		if st.status != StatusAlive || st.info.NodeID == c.cfg.NodeID || st.info.RaftAddr == "" ||
+			replicas != nil && !replicas[st.info.NodeID] {
+			continue
+		}
+		out = append(out, st.info)
+	}
+	return out
+}
+
+// metaReplicas is the set of nodes in the meta group's configuration
+// (voters and non-voters; nil when it cannot be read). Only they hold a
+// meta replica to bring up to date: a drained node left running, or a
+// node of another cluster, would hold every meta write for metaSpreadWait
+// (its barrier never passes).
+func (c *Cluster) metaReplicas() map[string]bool {
+	f := c.metaG.Raft().GetConfiguration()
+	if f.Error() != nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, srv := range f.Configuration().Servers {
+		out[string(srv.ID)] = true
+	}
+	return out
 }
