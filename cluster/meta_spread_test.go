@@ -12,14 +12,7 @@ import (
 // applied it: each node authenticates from its own replica, and the revoked
 // key was still accepted through the others for a few milliseconds.
 func TestRevocationInEffectEverywhereWhenAnswered(t *testing.T) {
-	nodes := startNodes(t, 0, "n1", "n2", "n3")
-	waitUntil(t, "three meta replicas", func() bool {
-		v, nv, err := nodes[0].metaG.Voters()
-		return err == nil && len(v)+len(nv) == 3
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	at := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+	nodes, ctx, at := threeMetaReplicas(t)
 	if _, err := nodes[0].ProposeMeta(ctx, EncodeCreateOrg(CreateOrg{OrgID: "org_a", Name: "A", CreatedAt: at})); err != nil {
 		t.Fatal(err)
 	}
@@ -75,14 +68,7 @@ func TestRestrictingWriteWithoutGossip(t *testing.T) {
 // created through one node and revoked at once in another's console was
 // refused there as unknown, and pages listed the org's keys without it.
 func TestMetaCreationInEffectEverywhereWhenAnswered(t *testing.T) {
-	nodes := startNodes(t, 0, "n1", "n2", "n3")
-	waitUntil(t, "three meta replicas", func() bool {
-		v, nv, err := nodes[0].metaG.Voters()
-		return err == nil && len(v)+len(nv) == 3
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	at := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+	nodes, ctx, at := threeMetaReplicas(t)
 	for i := range 20 {
 		via := nodes[i%3]
 		org := fmt.Sprintf("org_%d", i)
@@ -112,14 +98,7 @@ func TestMetaCreationInEffectEverywhereWhenAnswered(t *testing.T) {
 // answers: a node reads users from its own meta replica and syncs only for
 // one it does not hold, so a renamed user was served under the old name.
 func TestChatProfileInEffectEverywhereWhenAnswered(t *testing.T) {
-	nodes := startNodes(t, 0, "n1", "n2", "n3")
-	waitUntil(t, "three meta replicas", func() bool {
-		v, nv, err := nodes[0].metaG.Voters()
-		return err == nil && len(v)+len(nv) == 3
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	at := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+	nodes, ctx, at := threeMetaReplicas(t)
 	guest := ChatUser{ID: "user_guest1", Name: "Guest", Anonymous: true, CreatedAt: at, UpdatedAt: at}
 	sess := ChatSession{ID: "sess_1", Hash: "h1", UserID: guest.ID, CreatedAt: at, ExpiresAt: at.Add(time.Hour)}
 	if _, err := nodes[0].ProposeMeta(ctx, EncodeChatSignIn(ChatSignIn{User: guest, Session: sess, Now: at})); err != nil {
@@ -137,4 +116,18 @@ func TestChatProfileInEffectEverywhereWhenAnswered(t *testing.T) {
 			}
 		}
 	}
+}
+
+// threeMetaReplicas starts three nodes and waits until each holds a meta
+// replica; it returns them, a context ending with the test, and a time
+// for the commands.
+func threeMetaReplicas(t *testing.T) ([]*Cluster, context.Context, time.Time) {
+	nodes := startNodes(t, 0, "n1", "n2", "n3")
+	waitUntil(t, "three meta replicas", func() bool {
+		v, nv, err := nodes[0].metaG.Voters()
+		return err == nil && len(v)+len(nv) == 3
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	t.Cleanup(cancel)
+	return nodes, ctx, time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
 }
