@@ -77,6 +77,7 @@ type Cluster struct {
 	log         *slog.Logger
 	node        *shard.Node
 	members     *membership // nil without a gossip address (embedded single node)
+	spreadSkip  spreadSkips // nodes meta writes do not wait for, for a while
 	self        NodeInfo
 	bootstrap   bool // this start created the cluster
 	meta        *Meta

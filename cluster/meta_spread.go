@@ -36,13 +36,57 @@ func (c *Cluster) spreadMeta(ctx context.Context) {
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, n := range c.spreadTargets() {
+		if !c.spreadSkip.ask(n.NodeID, time.Now()) {
+			continue
+		}
 		wg.Go(func() {
-			if _, err := c.call(ctx, n.RaftAddr, &rpcRequest{Op: opSync, Group: c.metaG.ID()}); err != nil {
-				c.log.Warn("a meta write may not be in effect on a node yet", "node", n.NodeID, "err", err)
+			_, err := c.call(ctx, n.RaftAddr, &rpcRequest{Op: opSync, Group: c.metaG.ID()})
+			if c.spreadSkip.answered(n.NodeID, err, time.Now()) {
+				c.log.Warn("a node did not confirm a meta write; meta writes wait for it again in "+
+					spreadBackoff.String(), "node", n.NodeID, "err", err)
 			}
 		})
 	}
 	wg.Wait()
+}
+
+// spreadBackoff is how long meta writes stop waiting for a node that did
+// not confirm one (stuck catching up, its disk full, its raft port cut
+// while gossip still reaches it, a host down that gossip has not declared
+// dead yet): each write would wait metaSpreadWait for it, chat and console
+// sign-ins included.
+const spreadBackoff = 10 * time.Second
+
+// spreadSkips records the nodes meta writes do not wait for until a time.
+type spreadSkips struct {
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+// ask reports whether a meta write should wait for node at now.
+func (s *spreadSkips) ask(node string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !now.Before(s.until[node])
+}
+
+// answered records node's answer (err nil: it confirmed); it reports
+// whether the node has just started to be skipped, to be logged once.
+func (s *spreadSkips) answered(node string, err error, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err == nil {
+		delete(s.until, node)
+		return false
+	}
+	if now.Before(s.until[node]) {
+		return false // a write that asked before another one failed
+	}
+	if s.until == nil {
+		s.until = map[string]time.Time{}
+	}
+	s.until[node] = now.Add(spreadBackoff)
+	return true
 }
 
 // spreadTargets are the other nodes alive in gossip that hold a meta

@@ -131,3 +131,33 @@ func threeMetaReplicas(t *testing.T) ([]*Cluster, context.Context, time.Time) {
 	t.Cleanup(cancel)
 	return nodes, ctx, time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
 }
+
+// A node that does not confirm a meta write is not waited for again until
+// spreadBackoff has passed (each write waited metaSpreadWait for a stuck
+// node, sign-ins included), and is logged once for it.
+func TestSpreadSkipsAStuckNode(t *testing.T) {
+	var s spreadSkips
+	t0 := time.Date(2026, 12, 8, 0, 0, 0, 0, time.UTC)
+	if !s.ask("n2", t0) {
+		t.Fatal("a node never asked is skipped")
+	}
+	if s.answered("n2", nil, t0) || !s.ask("n2", t0) {
+		t.Fatal("a node that confirmed is skipped or logged")
+	}
+	stuck := errors.New("context deadline exceeded")
+	if !s.answered("n2", stuck, t0) {
+		t.Fatal("the first failure is not logged")
+	}
+	if s.answered("n2", stuck, t0.Add(time.Second)) {
+		t.Fatal("a second failure within the backoff is logged again")
+	}
+	if s.ask("n2", t0.Add(spreadBackoff-time.Millisecond)) || !s.ask("n3", t0) {
+		t.Fatal("the backoff does not hold for n2 alone")
+	}
+	if !s.ask("n2", t0.Add(spreadBackoff)) {
+		t.Fatal("n2 is still skipped after the backoff")
+	}
+	if s.answered("n2", nil, t0.Add(spreadBackoff)); !s.ask("n2", t0.Add(spreadBackoff)) {
+		t.Fatal("n2 skipped after it confirmed")
+	}
+}

@@ -254,7 +254,11 @@ func (c *Cluster) handle(ctx context.Context, req *rpcRequest) *rpcResponse {
 	case opApplied:
 		resp.Index = g.AppliedIndex()
 	case opSync:
-		err = c.barrier(ctx, g)
+		if g.StorageFailing() { // it cannot store the entries to catch up: say so now, not at the deadline
+			err = fmt.Errorf("%w: this node cannot write its log", ErrStorage)
+		} else {
+			err = c.barrier(ctx, g)
+		}
 	case opLeader:
 		if c.hosts(g) {
 			resp.Leader.NodeID, resp.Leader.RaftAddr = g.Leader()

@@ -67,7 +67,7 @@ func (s *Server) adminSetPassword(c *call) error {
 	if req.Password == nil {
 		return validationError(fieldErr("missing", "Field required", "password"))
 	}
-	u, ok := s.consoleUserNamed(c.std, c.param("user_id"))
+	u, ok := s.consoleUserNamed(c.std, c.param("user_id"), "")
 	if !ok {
 		return notFound("User not found")
 	}
@@ -88,17 +88,19 @@ func invalidUser(err error, loc ...any) *apiError {
 	return validationError(fieldErr("value_error", strings.TrimPrefix(err.Error(), console.ErrInvalidUser.Error()+": "), loc...))
 }
 
-// consoleUserNamed finds a console user by ID or e-mail address.
-func (s *Server) consoleUserNamed(ctx context.Context, name string) (u cluster.ConsoleUser, ok bool) {
+// consoleUserNamed finds a console user by ID or e-mail address; with
+// inOrg, the user must hold a role in that org too.
+func (s *Server) consoleUserNamed(ctx context.Context, name, inOrg string) (u cluster.ConsoleUser, ok bool) {
 	meta := s.backend.Meta()
-	// A user created through another node a moment ago is looked for again
-	// once this node's replica caught up, rather than answered 404.
+	// A user created (or given the role) through another node a moment
+	// ago is looked for again once this node's replica caught up, rather
+	// than answered 404.
 	meta.Synced(ctx, func() bool {
 		u, ok = meta.ConsoleUser(name)
 		if !ok && strings.Contains(name, "@") {
 			u, ok = meta.ConsoleUserByEmail(name) // the person's e-mail address names them too
 		}
-		return ok
+		return ok && (inOrg == "" || u.Role(inOrg) != "")
 	})
 	return u, ok
 }
@@ -109,7 +111,7 @@ func (s *Server) consoleUserNamed(ctx context.Context, name string) (u cluster.C
 // someone who left or whose password leaked.
 func (s *Server) adminRemoveUser(c *call) error {
 	orgID := c.param("org_id")
-	u, ok := s.consoleUserNamed(c.std, c.param("user_id"))
+	u, ok := s.consoleUserNamed(c.std, c.param("user_id"), orgID)
 	if !ok {
 		return notFound("User not found")
 	}
