@@ -481,12 +481,8 @@ func (c *Cluster) soleNode() bool {
 	if c.metaG == nil {
 		return false
 	}
-	f := c.metaG.Raft().GetConfiguration()
-	if f.Error() != nil {
-		return false
-	}
-	servers := f.Configuration().Servers
-	return len(servers) == 1 && string(servers[0].ID) == c.cfg.NodeID
+	replicas := c.metaReplicas()
+	return len(replicas) == 1 && replicas[c.cfg.NodeID]
 }
 
 // DefaultGroups is the number of data groups of a new cluster when the

@@ -28,7 +28,11 @@
 //   - Queries read the local replica without a barrier. ProposeMeta returns
 //     only once the local replica applied the command (a follower waits for
 //     the leader's read index), so a node answers lookups of what it just
-//     wrote: a follower learns of a commit only with the next append.
+//     wrote: a follower learns of a commit only with the next append. It
+//     also waits (at most 3 s) for every other live node in the meta
+//     configuration to apply it (meta_spread.go), except the background
+//     counters, so no node serves an older key, session, user or setting
+//     once the write has answered.
 //
 // # API keys
 //

@@ -3,6 +3,8 @@ package router
 import (
 	"errors"
 	"fmt"
+
+	"github.com/hebbdb/hebb/router/linger"
 )
 
 // Error codes of interface §7.1.
@@ -56,13 +58,11 @@ func notFound(msg string) *apiError  { return newError(404, codeNotFound, msg) }
 func forbidden(msg string) *apiError { return newError(403, codeForbidden, msg) }
 func conflict(msg string) *apiError  { return newError(409, codeConflict, msg) }
 
-// readTimeoutMsg answers a request whose line, headers or body did not
-// all arrive within the read timeout; nothing of it was acted on, so a
-// retry is safe.
-const readTimeoutMsg = "Request timeout: the request was not received in time"
-
+// readTimedOut answers a request whose line, headers or body did not all
+// arrive within the read timeout; nothing of it was acted on, so a retry
+// is safe.
 func readTimedOut() *apiError {
-	e := newError(408, codeTimeout, readTimeoutMsg)
+	e := newError(408, codeTimeout, linger.TimeoutMessage)
 	e.Retryable = true
 	return e
 }

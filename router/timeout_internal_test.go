@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/hebbdb/hebb/router/linger"
 )
 
 // A request that does not arrive within the read timeout answers 408
@@ -45,7 +47,7 @@ func TestReadTimeoutAnswers408(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode != 408 || env.Code != "REQUEST_TIMEOUT" || !env.Retryable || env.Message != readTimeoutMsg ||
+	if resp.StatusCode != 408 || env.Code != "REQUEST_TIMEOUT" || !env.Retryable || env.Message != linger.TimeoutMessage ||
 		env.RequestID == nil || resp.Header.Get("X-Request-Id") != *env.RequestID {
 		t.Fatalf("%d %+v", resp.StatusCode, env)
 	}

@@ -353,7 +353,7 @@ func (s *Server) transportError(ctx *fasthttp.RequestCtx, err error) {
 	c := &call{ctx: ctx, reqID: newRequestID()}
 	ctx.Response.Header.Set("X-Request-Id", c.reqID)
 	if linger.TimedOut(err) {
-		e := newError(408, codeTimeout, "Request timeout: the request was not received in time")
+		e := newError(408, codeTimeout, linger.TimeoutMessage)
 		e.Retryable = true
 		s.writeError(c, e)
 		return

@@ -144,6 +144,9 @@ func OnError(ctx *fasthttp.RequestCtx, err error) {
 	OnClose(ctx)
 }
 
+// TimeoutMessage is the answer's message to a request that TimedOut.
+const TimeoutMessage = "Request timeout: the request was not received in time"
+
 // TimedOut reports whether err, an error the server met reading a
 // request, is its read timeout: the client did not send it in time.
 func TimedOut(err error) bool {
